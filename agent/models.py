@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from knowledge.models import Chunk, Collection
+
+
+class Run(models.Model):
+    """One question answered by one configuration. The row is the truth a user sees."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    class Outcome(models.TextChoices):
+        ANSWER = "ANSWER", "Answer"
+        PARTIAL = "PARTIAL", "Partial answer"
+        REFUSAL = "REFUSAL", "Refusal"
+        FALSE_PREMISE = "FALSE_PREMISE", "False premise"
+
+    FINAL = (Status.DONE, Status.FAILED)
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    question = models.TextField()
+    config_name = models.CharField(max_length=50)
+    config_hash = models.CharField(max_length=64)
+    config = models.JSONField(default=dict)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    stage = models.CharField(max_length=40, blank=True)  # message key of the current stage
+    progress_current = models.PositiveIntegerField(default=0)
+    progress_max = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
+    verdict = models.CharField(max_length=40, blank=True)
+    answer = models.TextField(blank=True)
+    missing_evidence = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    retries = models.PositiveIntegerField(default=0)
+    llm_calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    index_version = models.PositiveIntegerField(null=True, blank=True)
+    # Chunk ids handed to the generator, in order (what PQA records as context).
+    context_chunk_ids = models.JSONField(default=list, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    benchmark_run = models.ForeignKey(
+        "BenchmarkRun", null=True, blank=True, on_delete=models.CASCADE, related_name="runs"
+    )
+    benchmark_question = models.ForeignKey(
+        "BenchmarkQuestion", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["status", "updated_at"]),
+            models.Index(fields=["collection", "user", "-created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk}: {self.question[:60]}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL
+
+
+class RunStep(models.Model):
+    class Kind(models.TextChoices):
+        PLAN = "plan", "Plan"
+        RETRIEVE = "retrieve", "Retrieve"
+        AUDIT = "audit", "Audit"
+        REFORMULATE = "reformulate", "Reformulate"
+        GENERATE = "generate", "Generate"
+        VERIFY = "verify", "Verify"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
+    ordinal = models.PositiveIntegerField()
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    attempt = models.PositiveIntegerField(default=0)  # 0 = first pass, 1..2 = retries
+    input = models.JSONField(default=dict, blank=True)
+    output = models.JSONField(default=dict, blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    llm_calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "ordinal"]
+        constraints = [models.UniqueConstraint(fields=["run", "ordinal"], name="unique_run_step")]
+
+
+class Citation(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="citations")
+    marker = models.PositiveIntegerField()  # the n of [n] in the answer
+    # Null once the chunk's document was deleted; the quoted text stays readable.
+    chunk = models.ForeignKey(Chunk, null=True, on_delete=models.SET_NULL, related_name="citations")
+    document_title = models.CharField(max_length=500)
+    page = models.PositiveIntegerField()
+    chunk_text = models.TextField()
+    quote = models.TextField(blank=True)
+    quote_start = models.IntegerField(default=-1)  # offset of quote in chunk_text, -1 if none
+    verified = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["run_id", "marker"]
+        constraints = [models.UniqueConstraint(fields=["run", "marker"], name="unique_citation_marker")]
+
+
+class BenchmarkSet(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="benchmark_sets")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "name"], name="unique_benchmark_set_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BenchmarkQuestion(models.Model):
+    class Expected(models.TextChoices):
+        ANSWER = "ANSWER", "Answer"
+        REFUSE_OUT_OF_SCOPE = "REFUSE_OUT_OF_SCOPE", "Refuse (out of scope)"
+        DEBUNK_FALSE_PREMISE = "DEBUNK_FALSE_PREMISE", "Debunk false premise"
+
+    benchmark_set = models.ForeignKey(BenchmarkSet, on_delete=models.CASCADE, related_name="questions")
+    question_id = models.CharField(max_length=100)
+    question = models.TextField()
+    category = models.CharField(max_length=100)
+    split = models.CharField(max_length=50, default="test")
+    answerable = models.BooleanField(default=True)
+    expected_behavior = models.CharField(max_length=40, choices=Expected.choices)
+    expected_doc_ids = models.JSONField(default=list)
+    expected_pages = models.JSONField(default=list)
+    required_evidence_spans = models.JSONField(default=list)
+    reference_answer = models.TextField(blank=True)
+    acceptable_answer_criteria = models.TextField(blank=True)
+    extra = models.JSONField(default=dict, blank=True)  # unknown fields, kept as they came
+
+    class Meta:
+        ordering = ["benchmark_set_id", "question_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark_set", "question_id"], name="unique_benchmark_question")
+        ]
+
+
+class BenchmarkRun(models.Model):
+    """One configuration over one set (and split), made of ordinary Runs."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    benchmark_set = models.ForeignKey(BenchmarkSet, on_delete=models.CASCADE, related_name="runs")
+    config_name = models.CharField(max_length=50)
+    split = models.CharField(max_length=50, blank=True)
+    label = models.CharField(max_length=100, blank=True)  # groups runs started together
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class Review(models.Model):
+    class Grade(models.TextChoices):
+        CORRECT = "correct", "Correct"
+        PARTIAL = "partial", "Partially correct"
+        INCORRECT = "incorrect", "Incorrect"
+
+    GRADE_SCORE = {Grade.CORRECT: 1.0, Grade.PARTIAL: 0.5, Grade.INCORRECT: 0.0}
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviews")
+    grade = models.CharField(max_length=20, choices=Grade.choices)
+    citations_support = models.BooleanField(null=True, blank=True)
+    refusal_appropriate = models.BooleanField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["run", "reviewer"], name="unique_review_per_reviewer")]

@@ -1,0 +1,21 @@
+from django.urls import path
+
+from knowledge import views
+
+app_name = "knowledge"
+
+urlpatterns = [
+    path("collections/", views.collection_list, name="collection_list"),
+    path("collections/new/", views.collection_create, name="collection_create"),
+    path("collections/<slug:slug>/", views.collection_detail, name="collection_detail"),
+    path("collections/<slug:slug>/members/", views.member_set, name="member_set"),
+    path("collections/<slug:slug>/members/<int:user_id>/remove/", views.member_remove, name="member_remove"),
+    path("collections/<slug:slug>/teams/", views.team_access_set, name="team_access_set"),
+    path(
+        "collections/<slug:slug>/teams/<slug:team_slug>/remove/",
+        views.team_access_remove,
+        name="team_access_remove",
+    ),
+    path("teams/", views.team_list, name="team_list"),
+    path("teams/<slug:slug>/", views.team_detail, name="team_detail"),
+]

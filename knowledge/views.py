@@ -1,0 +1,167 @@
+"""HTML views for collections, members and teams. Thin: validate, call a service, redirect."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from knowledge import selectors, services
+from knowledge.models import Role, Team
+
+User = get_user_model()
+
+
+def _error_text(exc: ValidationError) -> str:
+    return " ".join(exc.messages)
+
+
+@login_required
+def collection_list(request: HttpRequest) -> HttpResponse:
+    collections = selectors.collection_list(user=request.user).order_by("name")
+    return render(request, "knowledge/collection_list.html", {"collections": collections})
+
+
+@login_required
+def collection_create(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        name = request.POST.get("name", "").strip()
+        if not name:
+            messages.error(request, "Give the collection a name.")
+        else:
+            try:
+                collection = services.collection_create(
+                    name=name, description=request.POST.get("description", ""), user=request.user
+                )
+            except ValidationError as exc:
+                messages.error(request, _error_text(exc))
+            else:
+                return redirect("knowledge:collection_detail", slug=collection.slug)
+    return render(request, "knowledge/collection_create.html", {})
+
+
+@login_required
+def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    collection, role = selectors.collection_get(user=request.user, slug=slug)
+    context = {
+        "collection": collection,
+        "role": role,
+        "can_edit": selectors.role_at_least(role, Role.EDITOR),
+        "can_manage": role == Role.OWNER,
+        "members": selectors.membership_list(collection=collection),
+        "team_accesses": selectors.team_access_list(collection=collection),
+        "roles": Role.choices,
+        "teams": Team.objects.order_by("name"),
+    }
+    return render(request, "knowledge/collection_detail.html", context)
+
+
+@login_required
+@require_POST
+def member_set(request: HttpRequest, slug: str) -> HttpResponse:
+    collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
+    username = request.POST.get("username", "").strip()
+    role = request.POST.get("role", "")
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        messages.error(request, f"There is no user called {username!r}.")
+    elif role not in Role.values:
+        messages.error(request, "Choose a role: owner, editor, reviewer or viewer.")
+    else:
+        try:
+            services.membership_set(collection=collection, user=user, role=role)
+            messages.success(request, f"{username} is now {Role(role).label.lower()}.")
+        except ValidationError as exc:
+            messages.error(request, _error_text(exc))
+    return redirect("knowledge:collection_detail", slug=slug)
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
+    user = User.objects.filter(pk=user_id).first()
+    if user is None:
+        raise Http404("No such user.")
+    try:
+        services.membership_remove(collection=collection, user=user)
+        messages.success(request, f"{user.username} was removed.")
+    except ValidationError as exc:
+        messages.error(request, _error_text(exc))
+    return redirect("knowledge:collection_detail", slug=slug)
+
+
+@login_required
+@require_POST
+def team_access_set(request: HttpRequest, slug: str) -> HttpResponse:
+    collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
+    team = Team.objects.filter(slug=request.POST.get("team", "")).first()
+    role = request.POST.get("role", "")
+    if team is None or role not in Role.values:
+        messages.error(request, "Choose a team and a role.")
+    else:
+        services.team_access_set(collection=collection, team=team, role=role)
+        messages.success(request, f"Team {team.name} is now {Role(role).label.lower()}.")
+    return redirect("knowledge:collection_detail", slug=slug)
+
+
+@login_required
+@require_POST
+def team_access_remove(request: HttpRequest, slug: str, team_slug: str) -> HttpResponse:
+    collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
+    team = Team.objects.filter(slug=team_slug).first()
+    if team is None:
+        raise Http404("No such team.")
+    services.team_access_remove(collection=collection, team=team)
+    return redirect("knowledge:collection_detail", slug=slug)
+
+
+def _team_for_user(request: HttpRequest, slug: str, *, admin: bool = False) -> Team:
+    team = Team.objects.filter(slug=slug, memberships__user=request.user).first()
+    if team is None:
+        raise Http404("No such team.")
+    if admin and not team.memberships.filter(user=request.user, is_admin=True).exists():
+        raise PermissionDenied("Only the team's admins can change its members.")
+    return team
+
+
+@login_required
+def team_list(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        name = request.POST.get("name", "").strip()
+        if not name:
+            messages.error(request, "Give the team a name.")
+        else:
+            try:
+                team = services.team_create(name=name, user=request.user)
+                return redirect("knowledge:team_detail", slug=team.slug)
+            except ValidationError as exc:
+                messages.error(request, _error_text(exc))
+    teams = Team.objects.filter(memberships__user=request.user).order_by("name")
+    return render(request, "knowledge/team_list.html", {"teams": teams})
+
+
+@login_required
+def team_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    team = _team_for_user(request, slug)
+    is_admin = team.memberships.filter(user=request.user, is_admin=True).exists()
+    if request.method == "POST":
+        team = _team_for_user(request, slug, admin=True)
+        username = request.POST.get("username", "").strip()
+        user = User.objects.filter(username=username).first()
+        try:
+            if user is None:
+                messages.error(request, f"There is no user called {username!r}.")
+            elif request.POST.get("action") == "remove":
+                services.team_member_remove(team=team, user=user)
+            else:
+                services.team_member_add(team=team, user=user, is_admin=bool(request.POST.get("is_admin")))
+        except ValidationError as exc:
+            messages.error(request, _error_text(exc))
+        return redirect("knowledge:team_detail", slug=slug)
+    members = team.memberships.select_related("user").order_by("user__username")
+    return render(request, "knowledge/team_detail.html", {"team": team, "members": members, "is_admin": is_admin})

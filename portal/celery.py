@@ -1,0 +1,24 @@
+"""The Celery app. Settings live in Django settings as CELERY_*; queues are `ingest` and `answer`."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+
+app = Celery("portal")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_queues = (Queue("ingest"), Queue("answer"))
+app.autodiscover_tasks()
+
+
+@app.on_after_configure.connect
+def _make_broker_folders(sender: Celery, **kwargs: object) -> None:
+    # kombu's filesystem transport expects its folders to exist.
+    options = sender.conf.broker_transport_options or {}
+    for key in ("data_folder_in", "data_folder_out", "processed_folder"):
+        if key in options:
+            os.makedirs(options[key], exist_ok=True)

@@ -1,0 +1,360 @@
+"""Grounded settings. Everything comes from PORTAL_* environment variables; see .env.example."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+# ---------------------------------------------------------------------------
+# Typed readers: a value that cannot be parsed stops start-up with a clear message.
+# `env_secret` also reads NAME_FILE, the path of a file holding the value.
+# ---------------------------------------------------------------------------
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(
+        f"{name}={raw!r} is not a boolean: use one of 1/0, true/false, yes/no, on/off."
+    )
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number.") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name}={value} is below its minimum of {minimum}.")
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number.") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name}={value} is below its minimum of {minimum}.")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, default).strip()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={value!r} must be one of: {', '.join(choices)}.")
+    return value
+
+
+def env_secret(name: str, default: str = "") -> str:
+    """The value of NAME, or the contents of the file named by NAME_FILE."""
+    file_name = os.environ.get(f"{name}_FILE")
+    if file_name:
+        try:
+            return Path(file_name).read_text().strip()
+        except OSError as exc:
+            raise ImproperlyConfigured(f"{name}_FILE={file_name!r} cannot be read: {exc}") from None
+    return os.environ.get(name, default)
+
+
+# ---------------------------------------------------------------------------
+# Paths and core
+# ---------------------------------------------------------------------------
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("PORTAL_VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = env_bool("PORTAL_DEBUG", False)
+SECRET_KEY = env_secret("PORTAL_SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "PORTAL_SECRET_KEY (or PORTAL_SECRET_KEY_FILE) must be set when PORTAL_DEBUG is off."
+        )
+    SECRET_KEY = "insecure-development-key-only-for-PORTAL_DEBUG"
+
+ALLOWED_HOSTS = env_list("PORTAL_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("PORTAL_CSRF_TRUSTED_ORIGINS", [])
+SITE_URL = env_str("PORTAL_SITE_URL", "http://localhost:8000")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "knowledge",
+    "agent",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+if not DEBUG:
+    # Static files straight from gunicorn in production; runserver serves them in DEBUG.
+    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
+
+ROOT_URLCONF = "portal.urls"
+WSGI_APPLICATION = "portal.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# ---------------------------------------------------------------------------
+# Database: SQLite in var/ unless PORTAL_DATABASE_URL points elsewhere
+# ---------------------------------------------------------------------------
+
+DATABASE_URL = env_str("PORTAL_DATABASE_URL", f"sqlite:///{VAR_DIR / 'grounded.sqlite3'}")
+try:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+except ValueError as exc:
+    raise ImproperlyConfigured(f"PORTAL_DATABASE_URL={DATABASE_URL!r} is not a database URL: {exc}") from None
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Web and worker share the file: wait for the other writer instead of failing at once.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    # A file, not memory, so a worker process started by the tests sees the same data.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-grounded.sqlite3")}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "knowledge:collection_list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("PORTAL_TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+# ---------------------------------------------------------------------------
+# Files: uploads are never under a public URL; they are served by a permission-checked view
+# ---------------------------------------------------------------------------
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env_str("PORTAL_STATIC_ROOT", str(VAR_DIR / "static")))
+MEDIA_ROOT = Path(env_str("PORTAL_MEDIA_ROOT", str(VAR_DIR / "media")))
+INDEX_ROOT = Path(env_str("PORTAL_INDEX_ROOT", str(VAR_DIR / "index")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+
+UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 50 * 1024 * 1024, minimum=1)
+# Django buffers uploads above this size to a temp file instead of memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+PDF_MAX_PAGES = env_int("PORTAL_PDF_MAX_PAGES", 2000, minimum=1)
+# Bound on extracted text, so a decompression bomb cannot exhaust a worker's memory.
+EXTRACT_MAX_CHARS = env_int("PORTAL_EXTRACT_MAX_CHARS", 20_000_000, minimum=1000)
+QUESTION_MAX_CHARS = env_int("PORTAL_QUESTION_MAX_CHARS", 2000, minimum=10)
+
+# ---------------------------------------------------------------------------
+# Celery: Redis when PORTAL_REDIS_URL is set, else kombu's filesystem transport in var/broker
+# ---------------------------------------------------------------------------
+
+REDIS_URL = env_str("PORTAL_REDIS_URL", "")
+BROKER_DIR = VAR_DIR / "broker"
+INGEST_SOFT_TIME_LIMIT = env_int("PORTAL_INGEST_SOFT_TIME_LIMIT", 900, minimum=1)
+INGEST_TIME_LIMIT = env_int("PORTAL_INGEST_TIME_LIMIT", 960, minimum=1)
+ANSWER_SOFT_TIME_LIMIT = env_int("PORTAL_ANSWER_SOFT_TIME_LIMIT", 240, minimum=1)
+ANSWER_TIME_LIMIT = env_int("PORTAL_ANSWER_TIME_LIMIT", 300, minimum=1)
+_LONGEST_TASK = max(INGEST_TIME_LIMIT, ANSWER_TIME_LIMIT)
+
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    # A task whose worker was killed outright is redelivered after visibility_timeout:
+    # keep it just above the longest hard time limit so no live task is delivered twice.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("PORTAL_VISIBILITY_TIMEOUT", _LONGEST_TASK + 60, minimum=1)
+    }
+else:
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "out"),
+        "data_folder_out": str(BROKER_DIR / "out"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+        "polling_interval": 0.1,
+    }
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The database rows are the truth about jobs; we never read a result backend.
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "answer"
+CELERY_TASK_SOFT_TIME_LIMIT = ANSWER_SOFT_TIME_LIMIT
+CELERY_TASK_TIME_LIMIT = ANSWER_TIME_LIMIT
+CELERY_TASK_ALWAYS_EAGER = False
+# Bounded publish retries, so a web request with Redis down returns promptly; the sweeper
+# re-sends what was not delivered.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("PORTAL_WORKER_MAX_MEMORY_KB", 1_500_000, minimum=10_000)
+
+# ---------------------------------------------------------------------------
+# Embeddings and LLM
+# ---------------------------------------------------------------------------
+
+EMBEDDING_BACKEND = env_choice("PORTAL_EMBEDDING_BACKEND", "local", ("local", "openai"))
+EMBEDDING_MODEL = env_str(
+    "PORTAL_EMBEDDING_MODEL",
+    "all-MiniLM-L6-v2-int8" if EMBEDDING_BACKEND == "local" else "text-embedding-3-small",
+)
+EMBEDDING_BATCH_SIZE = env_int("PORTAL_EMBEDDING_BATCH_SIZE", 32, minimum=1)
+
+LLM_BACKEND = env_choice("PORTAL_LLM_BACKEND", "local", ("local", "openai"))
+OPENAI_API_KEY = env_secret("PORTAL_OPENAI_API_KEY", env_secret("OPENAI_API_KEY"))
+OPENAI_BASE_URL = env_str("PORTAL_OPENAI_BASE_URL", env_str("OPENAI_BASE_URL", "")) or None
+LLM_MODEL = env_str("PORTAL_LLM_MODEL", "gpt-4o-mini")
+LLM_TIMEOUT_SECONDS = env_float("PORTAL_LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
+LLM_MAX_RETRIES = env_int("PORTAL_LLM_MAX_RETRIES", 3, minimum=0)
+# USD per million tokens (input, output). Extend with PORTAL_LLM_PRICES="model:in:out,...".
+LLM_PRICES = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "text-embedding-3-small": (0.02, 0.0),
+}
+for _item in env_list("PORTAL_LLM_PRICES", []):
+    try:
+        _model, _in, _out = _item.rsplit(":", 2)
+        LLM_PRICES[_model] = (float(_in), float(_out))
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"PORTAL_LLM_PRICES item {_item!r} must look like model:input_price:output_price."
+        ) from None
+DEFAULT_RUN_CONFIG = env_str("PORTAL_DEFAULT_RUN_CONFIG", "agentic")
+
+# ---------------------------------------------------------------------------
+# REST framework
+# ---------------------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "knowledge.api_auth.HashedTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("PORTAL_THROTTLE_ANON", "60/min"),
+        "user": env_str("PORTAL_THROTTLE_USER", "600/min"),
+    },
+    "EXCEPTION_HANDLER": "knowledge.api_errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Grounded API",
+    "DESCRIPTION": "Evidence-checked question answering over your team's papers.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+LOGIN_MAX_FAILURES = env_int("PORTAL_LOGIN_MAX_FAILURES", 10, minimum=1)
+
+# ---------------------------------------------------------------------------
+# Production hardening (DEBUG off): `manage.py check --deploy` is clean
+# ---------------------------------------------------------------------------
+
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("PORTAL_SECURE_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("PORTAL_HSTS_SECONDS", 31_536_000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("PORTAL_LOG_LEVEL", "INFO")},
+    "loggers": {"pypdf": {"level": "ERROR"}},
+}

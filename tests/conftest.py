@@ -1,0 +1,157 @@
+"""Shared fixtures: users alice (owner), bob (member), charlie (no access); paths to ../shared."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("GROUNDED_SHARED_DATA", ROOT.parent / "shared" / "data"))
+PAPERS = SHARED_DATA / "papers"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the test with the reason when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"needs {path} (../shared/data is absent on this machine)")
+    return path
+
+
+def paper(name: str) -> Path:
+    """A PDF of ../shared/data/papers by file name stem, or skip."""
+    return shared_path("papers", f"{name}.pdf")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_files(settings, tmp_path):
+    """Every test writes uploads and indexes under its own tmp_path."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INDEX_ROOT = tmp_path / "index"
+    settings.MEDIA_ROOT.mkdir()
+    settings.INDEX_ROOT.mkdir()
+
+
+@pytest.fixture
+def password() -> str:
+    return "correct-horse-battery-staple"
+
+
+@pytest.fixture
+def alice(django_user_model, password):
+    return django_user_model.objects.create_user("alice", "alice@example.org", password)
+
+
+@pytest.fixture
+def bob(django_user_model, password):
+    return django_user_model.objects.create_user("bob", "bob@example.org", password)
+
+
+@pytest.fixture
+def charlie(django_user_model, password):
+    return django_user_model.objects.create_user("charlie", "charlie@example.org", password)
+
+
+@pytest.fixture
+def collection(alice, bob):
+    """A collection owned by alice, with bob as a viewer."""
+    from knowledge import services
+    from knowledge.models import Role
+
+    c = services.collection_create(name="Retrieval papers", user=alice)
+    services.membership_set(collection=c, user=bob, role=Role.VIEWER)
+    return c
+
+
+def require_all() -> bool:
+    """In CI (GROUNDED_REQUIRE_ALL=1) a missing browser, worker or data set fails the test."""
+    return os.environ.get("GROUNDED_REQUIRE_ALL") == "1"
+
+
+def skip_or_fail(reason: str) -> None:
+    if require_all():
+        pytest.fail(f"{reason} (GROUNDED_REQUIRE_ALL=1: required in CI)")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def celery_worker_process(settings, tmp_path):
+    """A real `celery worker` process, consuming both queues, against the test database.
+
+    Use it from a `transaction=True` test: the worker is another process and only sees
+    committed rows. The broker is Redis when PORTAL_REDIS_URL is set (CI), else kombu's
+    filesystem transport in a private folder. Yields a function `wait(predicate, timeout)`.
+    """
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from django.db import connection
+
+    env = dict(os.environ)
+    env["PORTAL_DEBUG"] = "1"
+    env["PORTAL_MEDIA_ROOT"] = str(settings.MEDIA_ROOT)
+    env["PORTAL_INDEX_ROOT"] = str(settings.INDEX_ROOT)
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        env["PORTAL_DATABASE_URL"] = f"sqlite:///{db['NAME']}"
+    else:
+        env["PORTAL_DATABASE_URL"] = (
+            f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+        )
+    if not env.get("PORTAL_REDIS_URL"):
+        env["PORTAL_VAR_DIR"] = str(tmp_path / "var")
+        broker = tmp_path / "var" / "broker"
+        settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
+            **settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+            "data_folder_in": str(broker / "out"),
+            "data_folder_out": str(broker / "out"),
+            "processed_folder": str(broker / "processed"),
+        }
+        for sub in ("out", "processed"):
+            (broker / sub).mkdir(parents=True, exist_ok=True)
+        # The web side publishes with the same folders as the worker.
+        from portal.celery import app
+
+        app.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+        app.pool.force_close_all()
+    log = tmp_path / "worker.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,answer",
+         "--concurrency", "1", "--pool", "prefork", "--loglevel", "INFO", "--without-heartbeat",
+         "--without-gossip", "--without-mingle"],
+        cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
+    )
+
+    def wait(predicate, timeout: float = 60.0, interval: float = 0.1):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            if proc.poll() is not None:
+                raise AssertionError(f"celery worker exited early:\n{log.read_text()[-4000:]}")
+            time.sleep(interval)
+        raise AssertionError(f"timed out after {timeout}s; worker log:\n{log.read_text()[-4000:]}")
+
+    wait.process = proc  # type: ignore[attr-defined]
+    wait.log = log  # type: ignore[attr-defined]
+    try:
+        yield wait
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=5)
+        if not env.get("PORTAL_REDIS_URL"):
+            from portal.celery import app
+
+            app.pool.force_close_all()

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from knowledge import selectors, services
+from knowledge.models import Collection, Membership, Role
+
+pytestmark = pytest.mark.django_db
+
+
+def _login(client, user, password):
+    assert client.login(username=user.username, password=password)
+    return client
+
+
+def test_creator_becomes_owner(client, alice, password):
+    _login(client, alice, password)
+    response = client.post(reverse("knowledge:collection_create"), {"name": "RAG papers"})
+    collection = Collection.objects.get(name="RAG papers")
+    assert response.status_code == 302
+    assert Membership.objects.get(collection=collection, user=alice).role == Role.OWNER
+
+
+def test_my_collections_lists_only_mine(client, collection, charlie, password):
+    services.collection_create(name="Charlie's own", user=charlie)
+    _login(client, charlie, password)
+    body = client.get(reverse("knowledge:collection_list")).content.decode()
+    assert "Charlie&#x27;s own" in body
+    assert collection.name not in body
+
+
+@pytest.mark.parametrize(
+    "name, method, kwargs",
+    [
+        ("knowledge:collection_detail", "get", {}),
+        ("knowledge:member_set", "post", {}),
+        ("knowledge:member_remove", "post", {"user_id": 1}),
+        ("knowledge:team_access_set", "post", {}),
+    ],
+)
+def test_charlie_gets_404_on_every_collection_url(client, collection, charlie, password, name, method, kwargs):
+    _login(client, charlie, password)
+    response = getattr(client, method)(reverse(name, kwargs={"slug": collection.slug, **kwargs}))
+    assert response.status_code == 404
+
+
+def test_anonymous_is_sent_to_login(client, collection):
+    response = client.get(reverse("knowledge:collection_detail", kwargs={"slug": collection.slug}))
+    assert response.status_code == 302
+    assert reverse("login") in response["Location"]
+
+
+def test_a_viewer_cannot_manage_members(client, collection, bob, charlie, password):
+    _login(client, bob, password)
+    response = client.post(
+        reverse("knowledge:member_set", kwargs={"slug": collection.slug}),
+        {"username": "charlie", "role": "editor"},
+    )
+    assert response.status_code == 403
+    assert not Membership.objects.filter(collection=collection, user=charlie).exists()
+
+
+def test_owner_adds_and_changes_a_member(client, collection, alice, charlie, password):
+    _login(client, alice, password)
+    url = reverse("knowledge:member_set", kwargs={"slug": collection.slug})
+    client.post(url, {"username": "charlie", "role": "reviewer"})
+    assert Membership.objects.get(collection=collection, user=charlie).role == Role.REVIEWER
+    client.post(url, {"username": "charlie", "role": "editor"})
+    assert Membership.objects.get(collection=collection, user=charlie).role == Role.EDITOR
+
+
+def test_the_last_owner_cannot_be_removed_or_demoted(client, collection, alice, password):
+    _login(client, alice, password)
+    response = client.post(
+        reverse("knowledge:member_remove", kwargs={"slug": collection.slug, "user_id": alice.pk}), follow=True
+    )
+    assert "last owner cannot be removed" in response.content.decode()
+    client.post(
+        reverse("knowledge:member_set", kwargs={"slug": collection.slug}), {"username": "alice", "role": "viewer"}
+    )
+    assert Membership.objects.get(collection=collection, user=alice).role == Role.OWNER
+
+
+def test_a_second_owner_makes_removing_the_first_possible(collection, alice, bob):
+    services.membership_set(collection=collection, user=bob, role=Role.OWNER)
+    services.membership_remove(collection=collection, user=alice)
+    assert selectors.collection_role(user=alice, collection=collection) is None
+
+
+def test_team_members_get_the_team_role_and_lose_it_on_leaving(collection, alice, charlie):
+    team = services.team_create(name="IR group", user=alice)
+    services.team_access_set(collection=collection, team=team, role=Role.EDITOR)
+    assert selectors.collection_role(user=charlie, collection=collection) is None
+
+    services.team_member_add(team=team, user=charlie)
+    assert selectors.collection_role(user=charlie, collection=collection) == Role.EDITOR
+    assert collection in selectors.collection_list(user=charlie)
+
+    services.team_member_remove(team=team, user=charlie)
+    assert selectors.collection_role(user=charlie, collection=collection) is None
+    assert collection not in selectors.collection_list(user=charlie)
+
+
+def test_effective_role_is_the_highest_of_own_and_team_roles(collection, alice, bob):
+    team = services.team_create(name="Reviewers", user=alice)
+    services.team_member_add(team=team, user=bob)
+    services.team_access_set(collection=collection, team=team, role=Role.REVIEWER)
+    assert selectors.collection_role(user=bob, collection=collection) == Role.REVIEWER  # team beats own viewer
+    services.membership_set(collection=collection, user=bob, role=Role.EDITOR)
+    assert selectors.collection_role(user=bob, collection=collection) == Role.EDITOR  # own beats team
+
+
+def test_only_team_admins_change_team_members(client, alice, bob, charlie, password):
+    team = services.team_create(name="IR group", user=alice)
+    services.team_member_add(team=team, user=bob)
+    _login(client, bob, password)
+    response = client.post(reverse("knowledge:team_detail", kwargs={"slug": team.slug}), {"username": "charlie"})
+    assert response.status_code == 403
+    client.logout()
+    _login(client, charlie, password)
+    assert client.get(reverse("knowledge:team_detail", kwargs={"slug": team.slug})).status_code == 404
+
+
+def test_login_page_and_password_change_render(client, alice, password):
+    assert client.get(reverse("login")).status_code == 200
+    _login(client, alice, password)
+    assert client.get(reverse("password_change")).status_code == 200
