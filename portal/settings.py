@@ -168,7 +168,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
     DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
     # A file, not memory, so a worker process started by the tests sees the same data.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-grounded.sqlite3")}
+    _suffix = env_str("GROUNDED_TEST_DB_SUFFIX", "")
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-grounded{_suffix}.sqlite3")}
+elif env_str("GROUNDED_TEST_DB_SUFFIX"):
+    # Parallel developers on one PostgreSQL server each get their own test database.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{env_str('GROUNDED_TEST_DB_SUFFIX')}"}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
