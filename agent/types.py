@@ -1,0 +1,181 @@
+"""Models shared by the agent's roles (planner, auditor, reformulator, generator, verifier).
+
+Pure pydantic, no Django: the local (offline) and the LLM implementations of every role
+take and return these, so the loop, the tests and the benchmarks do not care which one ran.
+
+Contract notes for implementers:
+- Citation markers: `[n]` in a sentence refers to the n-th Source (1-based) of the list the
+  generator was given. The verifier maps markers to chunk ids and drops any marker outside
+  that list.
+- Quotes are always checked against the chunk text (whitespace- and case-normalised,
+  see agent.verify.find_quote); an implementation may set `verified`, the verifier
+  re-checks it anyway.
+- Every role result carries `usage` (zero for local roles) so the run can record LLM
+  calls, tokens and cost per step.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Usage(BaseModel):
+    """LLM calls, tokens and cost of one step (all zero for the local roles)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class Source(BaseModel):
+    """One retrieved chunk, exactly as it was retrieved (the text a citation shows)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    chunk_id: int
+    document_id: int | None = None
+    document_title: str = ""
+    file_name: str = ""  # the uploaded file name (benchmarks match on its stem)
+    page: int = 1  # first page of the chunk, 1-based
+    page_end: int = 1
+    section: str = ""
+    text: str
+    score: float = 0.0
+    # The (sub-)query that retrieved it, for the refusal's "what was searched".
+    query: str = ""
+
+
+# The roles speak of "evidence"; it is the same object.
+Evidence = Source
+
+
+class Complexity(StrEnum):
+    SIMPLE = "simple"
+    MULTI_PART = "multi_part"
+    COMPARISON = "comparison"
+
+
+class Plan(BaseModel):
+    complexity: Complexity = Complexity.SIMPLE
+    # The facts the answer needs, each a short statement or question.
+    facts: list[str] = Field(default_factory=list)
+    sub_queries: list[str] = Field(min_length=1, max_length=3)
+    # A presupposition the question takes for granted ("Why did X use Y?" presumes X used
+    # Y); empty when there is none. The auditor checks it against the evidence.
+    premise: str = ""
+    usage: Usage = Field(default_factory=Usage)
+
+
+class SupportLabel(StrEnum):
+    SUPPORTED = "supported"
+    PARTIAL = "partial"
+    UNSUPPORTED = "unsupported"
+    CONTRADICTED = "contradicted"
+
+
+class Verdict(StrEnum):
+    SUFFICIENT = "SUFFICIENT"
+    PARTIALLY_SUFFICIENT = "PARTIALLY_SUFFICIENT"
+    INSUFFICIENT_RETRY = "INSUFFICIENT_RETRY"
+    INSUFFICIENT_REFUSE = "INSUFFICIENT_REFUSE"
+    FALSE_PREMISE = "FALSE_PREMISE"
+
+
+class SupportingSentence(BaseModel):
+    chunk_id: int
+    quote: str  # verbatim from the chunk text
+    label: SupportLabel
+    score: float = 0.0
+    verified: bool = False
+    quote_start: int = -1  # offset of the quote in the chunk text, -1 if not found
+
+
+class FactAudit(BaseModel):
+    fact: str
+    label: SupportLabel = SupportLabel.UNSUPPORTED
+    sentences: list[SupportingSentence] = Field(default_factory=list)
+
+
+class PremiseCheck(BaseModel):
+    premise: str = ""
+    contradicted: bool = False
+    # The sentence that contradicts the premise and where it is.
+    chunk_id: int | None = None
+    quote: str = ""
+    reason: str = ""
+
+
+class AuditResult(BaseModel):
+    facts: list[FactAudit] = Field(default_factory=list)
+    premise: PremiseCheck = Field(default_factory=PremiseCheck)
+    verdict: Verdict
+    missing: list[str] = Field(default_factory=list)
+    reason: str = ""
+    usage: Usage = Field(default_factory=Usage)
+
+
+class Reformulation(BaseModel):
+    sub_queries: list[str] = Field(default_factory=list, max_length=3)
+    usage: Usage = Field(default_factory=Usage)
+
+
+class Outcome(StrEnum):
+    ANSWER = "ANSWER"
+    PARTIAL = "PARTIAL"
+    REFUSAL = "REFUSAL"
+    FALSE_PREMISE = "FALSE_PREMISE"
+
+
+class DraftSentence(BaseModel):
+    text: str  # without markers
+    citations: list[int] = Field(default_factory=list)  # the n of each [n], 1-based
+    # Optional verbatim span of the cited chunk that backs the sentence.
+    quote: str = ""
+
+
+class Draft(BaseModel):
+    outcome: Outcome
+    sentences: list[DraftSentence] = Field(default_factory=list)
+    missing_note: str = ""
+    usage: Usage = Field(default_factory=Usage)
+
+
+class CitationRef(BaseModel):
+    marker: int
+    chunk_id: int
+    quote: str = ""
+    quote_start: int = -1
+    verified: bool = False
+
+
+class Answer(BaseModel):
+    """A verified draft: only sentences whose citations hold, markers renumbered 1..n."""
+
+    outcome: Outcome
+    sentences: list[DraftSentence] = Field(default_factory=list)
+    citations: list[CitationRef] = Field(default_factory=list)
+    missing_note: str = ""
+    dropped: list[str] = Field(default_factory=list)  # why each removed sentence/marker went
+
+    @property
+    def text(self) -> str:
+        parts = []
+        for s in self.sentences:
+            markers = "".join(f"[{n}]" for n in s.citations)
+            parts.append(f"{s.text} {markers}".strip() if markers else s.text)
+        return " ".join(parts)
+
+
+StepKind = Literal["plan", "retrieve", "audit", "reformulate", "generate", "verify"]
