@@ -76,6 +76,14 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+def _reset_celery_connections(app) -> None:
+    """Drop pooled broker connections so the next publish uses the current transport options."""
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None
+
+
 @pytest.fixture
 def celery_worker_process(settings, tmp_path):
     """A real `celery worker` process, consuming both queues, against the test database.
@@ -102,6 +110,7 @@ def celery_worker_process(settings, tmp_path):
         env["PORTAL_DATABASE_URL"] = (
             f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
         )
+    original_transport_options = dict(settings.CELERY_BROKER_TRANSPORT_OPTIONS)
     if not env.get("PORTAL_REDIS_URL"):
         env["PORTAL_VAR_DIR"] = str(tmp_path / "var")
         broker = tmp_path / "var" / "broker"
@@ -117,7 +126,7 @@ def celery_worker_process(settings, tmp_path):
         from portal.celery import app
 
         app.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
-        app.pool.force_close_all()
+        _reset_celery_connections(app)
     log = tmp_path / "worker.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,answer",
@@ -154,4 +163,5 @@ def celery_worker_process(settings, tmp_path):
         if not env.get("PORTAL_REDIS_URL"):
             from portal.celery import app
 
-            app.pool.force_close_all()
+            app.conf.broker_transport_options = original_transport_options
+            _reset_celery_connections(app)
