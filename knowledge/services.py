@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -38,6 +40,21 @@ def collection_update(*, collection: Collection, name: str | None = None, descri
     collection.full_clean()
     collection.save(update_fields=["name", "description"])
     return collection
+
+
+def collection_delete(*, collection: Collection) -> None:
+    """Delete a collection with its memberships, documents, chunks and runs.
+
+    Stored files are content-addressed and may be shared with other collections, so they
+    are left on disk; the collection's index folder is derived data and goes with it.
+    """
+    import shutil
+
+    from django.conf import settings
+
+    index_dir = Path(settings.INDEX_ROOT) / str(collection.pk)
+    collection.delete()
+    shutil.rmtree(index_dir, ignore_errors=True)
 
 
 def _owner_count(collection: Collection) -> int:
