@@ -1,0 +1,226 @@
+"""HTML views for asking, watching a run live, reading its citations, and the question history.
+
+Thin: every lookup goes through agent.selectors / knowledge.selectors (outsiders get 404),
+every write through agent.services.run_create.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from agent import selectors
+from agent.models import Citation, Run
+from agent.presentation import answer_html, highlighted_html, stage_view
+from knowledge import selectors as knowledge_selectors
+from knowledge.models import Chunk
+
+# The contract of agent.configs; used only until that module can be imported.
+_CONFIG_NAMES = (
+    "agentic", "agentic_rerank", "agentic_no_retry", "agentic_no_audit",
+    "hybrid_rerank", "hybrid", "bm25", "naive_dense",
+)
+
+
+def config_choices() -> list[str]:
+    """The configuration names a user may pick, the default first."""
+    try:
+        from agent import configs
+
+        names = list(getattr(configs, "CONFIGS", {}) or getattr(configs, "CONFIG_NAMES", ()))
+    except ImportError:
+        names = []
+    names = names or list(_CONFIG_NAMES)
+    default = settings.DEFAULT_RUN_CONFIG
+    return [default, *[n for n in names if n != default]] if default in names else names
+
+
+def _ask_context(*, collection=None, collections=None, question: str = "", config_name: str = "") -> dict:
+    return {
+        "ask_collection": collection,
+        "ask_collections": collections,
+        "configs": config_choices(),
+        "selected_config": config_name or settings.DEFAULT_RUN_CONFIG,
+        "question": question,
+    }
+
+
+def _create_run(request: HttpRequest, collection, question: str, config_name: str) -> Run:
+    from agent.services import run_create
+
+    if config_name not in config_choices():
+        raise ValidationError(f"Unknown configuration {config_name!r}.")
+    return run_create(collection=collection, user=request.user, question=question, config_name=config_name)
+
+
+@login_required
+def ask(request: HttpRequest) -> HttpResponse:
+    """The global ask page: pick a collection, type a question."""
+    collections = selectors.askable_collections(user=request.user)
+    question = request.POST.get("question", "")
+    config_name = request.POST.get("config", "")
+    chosen = request.POST.get("collection") or request.GET.get("collection", "")
+    if request.method == "POST" and not chosen:
+        messages.error(request, "Choose a collection to ask.")
+    elif request.method == "POST":
+        collection, _ = knowledge_selectors.collection_get(user=request.user, slug=chosen)
+        try:
+            run = _create_run(request, collection, question, config_name)
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+        else:
+            return redirect("agent:run_detail", pk=run.pk)
+    context = _ask_context(collections=collections, question=question, config_name=config_name)
+    context["chosen_slug"] = chosen
+    return render(request, "agent/ask.html", context, status=400 if request.method == "POST" else 200)
+
+
+@login_required
+@require_POST
+def collection_ask(request: HttpRequest, slug: str) -> HttpResponse:
+    """The ask form on the collection page: create the run and go to its page at once."""
+    collection, _ = knowledge_selectors.collection_get(user=request.user, slug=slug)
+    try:
+        run = _create_run(request, collection, request.POST.get("question", ""), request.POST.get("config", ""))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("knowledge:collection_detail", slug=slug)
+    return redirect("agent:run_detail", pk=run.pk)
+
+
+def _document_file_url(document_id: int | None, page: int) -> str:
+    """The permission-checked file view at the cited page; empty when the document is gone."""
+    if document_id is None:
+        return ""
+    try:
+        return reverse("knowledge:document_file", kwargs={"pk": document_id}) + f"#page={page}"
+    except NoReverseMatch:
+        return ""
+
+
+def _closest_passages(run: Run, limit: int = 3) -> list[Chunk]:
+    """The best chunks the run looked at, in its order; shown on a refusal."""
+    ids = [i for i in run.context_chunk_ids if isinstance(i, int)]
+    if not ids:
+        for step in run.steps.filter(kind="retrieve").order_by("ordinal"):
+            hits = step.output.get("hits") or step.output.get("chunk_ids") or []
+            ids += [h.get("chunk_id") if isinstance(h, dict) else h for h in hits]
+    ids = [i for i in ids if isinstance(i, int)]
+    ids = list(dict.fromkeys(ids))[:limit]
+    chunks = Chunk.objects.filter(pk__in=ids, document__collection=run.collection).select_related("document")
+    by_id = {c.pk: c for c in chunks}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def _fragment_context(run: Run) -> dict:
+    steps = list(run.steps.order_by("ordinal"))
+    stages = [
+        stage_view(s.kind, s.input, s.output, attempt=s.attempt, duration_ms=s.duration_ms) for s in steps
+    ]
+    citations = list(run.citations.select_related("chunk").order_by("marker"))
+    panel_url = reverse("agent:citation_panel", kwargs={"pk": run.pk, "marker": 0})
+    context = {
+        "run": run,
+        "stages": stages,
+        "citations": citations,
+        "answer_html": answer_html(run.answer, markers={c.marker for c in citations}, panel_url=panel_url),
+    }
+    if run.outcome == Run.Outcome.REFUSAL:
+        context["searched"] = list(dict.fromkeys(q for s in stages if s.kind == "retrieve" for q in s.queries))
+        context["closest"] = _closest_passages(run)
+        context["missing"] = [m for s in stages if s.kind == "audit" for m in s.missing]
+    return context
+
+
+def _cursor(run: Run) -> str:
+    """Changes whenever the run row or its steps change; steps are only ever appended."""
+    last_step = run.steps.order_by("-ordinal").values_list("ordinal", flat=True).first()
+    return f"{run.updated_at.timestamp():.6f}:{last_step if last_step is not None else -1}"
+
+
+@login_required
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = selectors.run_get(user=request.user, pk=pk)
+    context = _fragment_context(run)
+    context["cursor"] = _cursor(run)
+    return render(request, "agent/run_detail.html", context)
+
+
+@login_required
+@require_GET
+def run_status(request: HttpRequest, pk: int) -> JsonResponse:
+    """The one polling endpoint of the run page: rendered fragments plus an `updated` cursor.
+
+    When the client's cursor (`?since=`) is current nothing is rendered, so an idle poll is
+    two small queries.
+    """
+    run = selectors.run_get(user=request.user, pk=pk)
+    cursor = _cursor(run)
+    payload: dict = {"updated": cursor, "final": run.is_final, "status": run.status, "fragments": {}}
+    if request.GET.get("since") != cursor:
+        context = _fragment_context(run)
+        payload["fragments"] = {
+            "summary": render_to_string("agent/_run_summary.html", context, request=request),
+            "stages": render_to_string("agent/_stages.html", context, request=request),
+            "answer": render_to_string("agent/_answer.html", context, request=request),
+        }
+    return JsonResponse(payload)
+
+
+def _panel_context(citation: Citation) -> dict:
+    chunk = citation.chunk
+    return {
+        "citation": citation,
+        "section": chunk.section_title if chunk else "",
+        "chunk_html": highlighted_html(citation.chunk_text, citation.quote, citation.quote_start),
+        "file_url": _document_file_url(chunk.document_id if chunk else None, citation.page),
+    }
+
+
+@login_required
+@require_GET
+def citation_panel(request: HttpRequest, pk: int, marker: int) -> HttpResponse:
+    """The side panel of one citation; a full page when opened without JavaScript."""
+    citation = selectors.citation_get(user=request.user, run_pk=pk, marker=marker)
+    context = _panel_context(citation)
+    if request.GET.get("fragment"):
+        return render(request, "agent/_citation_panel.html", context)
+    context["run"] = citation.run
+    return render(request, "agent/citation.html", context)
+
+
+@login_required
+@require_POST
+def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    """Ask a failed run's question again with the same configuration, as a new run."""
+    run = selectors.run_get(user=request.user, pk=pk)
+    if run.status != Run.Status.FAILED:
+        raise Http404("Only a failed run can be retried.")
+    try:
+        new_run = _create_run(request, run.collection, run.question, run.config_name)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("agent:run_detail", pk=run.pk)
+    return redirect("agent:run_detail", pk=new_run.pk)
+
+
+HISTORY_FILTERS = [("", "All"), *Run.Outcome.choices, ("FAILED", "Failed")]
+
+
+@login_required
+def run_history(request: HttpRequest, slug: str) -> HttpResponse:
+    collection, _ = knowledge_selectors.collection_get(user=request.user, slug=slug)
+    outcome = request.GET.get("outcome", "")
+    runs = selectors.run_list(user=request.user, collection=collection, outcome=outcome)[:200]
+    return render(
+        request,
+        "agent/history.html",
+        {"collection": collection, "runs": runs, "outcome": outcome, "filters": HISTORY_FILTERS},
+    )
