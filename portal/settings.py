@@ -284,6 +284,8 @@ OPENAI_BASE_URL = env_str("PORTAL_OPENAI_BASE_URL", env_str("OPENAI_BASE_URL", "
 LLM_MODEL = env_str("PORTAL_LLM_MODEL", "gpt-4o-mini")
 LLM_TIMEOUT_SECONDS = env_float("PORTAL_LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
 LLM_MAX_RETRIES = env_int("PORTAL_LLM_MAX_RETRIES", 3, minimum=0)
+# Wall-clock bound on one LLM call including its retries and backoff, so a run never hangs.
+LLM_BUDGET_SECONDS = env_float("PORTAL_LLM_BUDGET_SECONDS", 90.0, minimum=0.1)
 # USD per million tokens (input, output). Extend with PORTAL_LLM_PRICES="model:in:out,...".
 LLM_PRICES = {
     "gpt-4o-mini": (0.15, 0.60),
