@@ -1,0 +1,324 @@
+"""The OpenAI backend: chat completions with structured output, retries and cost accounting.
+
+It talks to the OpenAI API or to any OpenAI-compatible server (vLLM, llama.cpp's server,
+Ollama) through the official `openai` client; model, base URL, key, timeout, retries and
+prices come from settings (see docs/llm.md).
+
+Failure policy, so that a run never hangs and always ends with a reason:
+- 429, 5xx, 408/409, timeouts, dropped connections and a 200 whose body is not JSON are
+  transient: retried with exponential backoff and full jitter (Retry-After honoured, capped),
+  at most `max_retries` times and never past `budget_seconds` for the whole call.
+- Other 4xx (bad key, unknown model, bad request) are permanent: no retry.
+- Structured output asks for `response_format: json_schema` (strict). A server that rejects
+  json_schema with a 400 is asked again in JSON mode with the schema in the prompt, and the
+  client remembers that for its later calls. A reply that does not validate against the
+  pydantic schema gets one repair request showing the error; a second bad reply is an error.
+- Every failure is an `LLMError` whose message a person can read and whose `usage` holds
+  what was spent before it failed, so the run records it as FAILED with that reason.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from agent.types import Usage
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+Message = dict[str, Any]
+
+# Status codes worth another try: the same request may well succeed a moment later.
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+# Never wait longer than this between attempts, whatever a Retry-After header says.
+MAX_BACKOFF_SECONDS = 20.0
+
+
+class LLMError(Exception):
+    """The LLM could not produce a usable reply; `str(err)` is the reason a run shows.
+
+    `kind` is one of: timeout, rate_limited, server_error, bad_reply, refused, rejected,
+    budget. `usage` counts the completions that were billed before the failure.
+    """
+
+    def __init__(self, message: str, *, kind: str, usage: Usage | None = None, attempts: int = 0,
+                 status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.usage = usage or Usage()
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    model: str
+    base_url: str | None
+    api_key: str
+    timeout: float
+    max_retries: int
+    prices: Mapping[str, tuple[float, float]]
+    budget_seconds: float
+    backoff_base: float = 0.5
+
+    @classmethod
+    def from_django(cls) -> LLMSettings:
+        from django.conf import settings
+
+        return cls(
+            model=settings.LLM_MODEL,
+            base_url=settings.OPENAI_BASE_URL,
+            api_key=settings.OPENAI_API_KEY,
+            timeout=float(settings.LLM_TIMEOUT_SECONDS),
+            max_retries=int(settings.LLM_MAX_RETRIES),
+            prices=dict(settings.LLM_PRICES),
+            budget_seconds=float(settings.LLM_BUDGET_SECONDS),
+        )
+
+
+def cost_of(model: str, prompt_tokens: int, completion_tokens: int, prices: Mapping[str, tuple[float, float]]) -> float:
+    """USD for one call from a table of USD per million (input, output) tokens.
+
+    A model missing from the table costs 0: that is the case of a local server, which is
+    free per call (docs/llm.md). Dated snapshots ("gpt-4o-mini-2024-07-18") use the price of
+    their base name.
+    """
+    price = prices.get(model)
+    if price is None:
+        base = max((name for name in prices if model.startswith(name + "-")), key=len, default=None)
+        price = prices.get(base) if base else None
+    if price is None:
+        return 0.0
+    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+
+
+def schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
+    """`response_format` for strict structured output of a pydantic model."""
+    from openai.lib._pydantic import to_strict_json_schema
+
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.__name__, "schema": to_strict_json_schema(schema), "strict": True},
+    }
+
+
+def _extract_json(text: str) -> str:
+    """The JSON object inside a reply: small local models like to wrap it in ``` fences."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.rsplit("```", 1)[0]
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if start != -1 and end > start:
+        return stripped[start : end + 1]
+    return stripped
+
+
+class LLMClient:
+    """A thread-safe chat client (the loop retrieves and may call it from several threads)."""
+
+    def __init__(
+        self,
+        config: LLMSettings,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        from openai import OpenAI
+
+        self.config = config
+        self.model = config.model
+        # Our own retry loop owns backoff and the overall budget, so the client's is off.
+        self._client = OpenAI(
+            api_key=config.api_key or "not-needed-for-local-servers",
+            base_url=config.base_url,
+            timeout=config.timeout,
+            max_retries=0,
+        )
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._lock = threading.Lock()
+        self._json_schema_supported = True
+
+    @classmethod
+    def from_settings(cls, **kwargs: Any) -> LLMClient:
+        return cls(LLMSettings.from_django(), **kwargs)
+
+    # -- plain chat ------------------------------------------------------------------
+
+    def chat(self, messages: Sequence[Message], *, response_format: dict[str, Any] | None = None,
+             temperature: float = 0.0) -> tuple[str, Usage]:
+        """The assistant's reply text and its usage, retrying transient failures."""
+        from openai import (
+            APIConnectionError,
+            APIResponseValidationError,
+            APIStatusError,
+            APITimeoutError,
+        )
+
+        cfg = self.config
+        deadline = time.monotonic() + cfg.budget_seconds
+        last_reason = ""
+        last_kind = "server_error"
+        attempt = 0
+        kwargs: dict[str, Any] = {"model": cfg.model, "messages": list(messages), "temperature": temperature}
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise LLMError(
+                    f"LLM call gave up after {attempt} attempt(s) and {cfg.budget_seconds:.0f}s: {last_reason}",
+                    kind="budget" if attempt else last_kind, attempts=attempt,
+                )
+            attempt += 1
+            retry_after: float | None = None
+            try:
+                completion = self._client.chat.completions.create(**kwargs, timeout=min(cfg.timeout, remaining))
+            except APITimeoutError:
+                last_kind, last_reason = "timeout", f"no reply within {min(cfg.timeout, remaining):.1f}s"
+            except APIStatusError as exc:
+                status = exc.status_code
+                detail = _error_message(exc)
+                if status not in RETRYABLE_STATUS:
+                    raise LLMError(f"LLM server rejected the request (HTTP {status}): {detail}",
+                                   kind="rejected", attempts=attempt, status=status) from exc
+                last_kind = "rate_limited" if status == 429 else "server_error"
+                last_reason = f"HTTP {status}: {detail}"
+                retry_after = _retry_after(exc)
+            except APIConnectionError as exc:
+                last_kind, last_reason = "server_error", f"connection failed: {exc}"
+            except (APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
+                # A proxy's HTML error page with status 200, a truncated body: transient.
+                last_kind, last_reason = "server_error", f"unreadable reply from the LLM server: {exc}"
+            else:
+                if getattr(completion, "choices", None):
+                    return self._reply_text(completion), self._usage(completion)
+                # The client hands back the raw text when the body is not JSON (an HTML
+                # error page from a proxy with status 200): treat it like a 502.
+                last_kind = "server_error"
+                last_reason = f"unreadable reply from the LLM server: {str(completion)[:120]!r}"
+            if attempt > cfg.max_retries:
+                raise LLMError(f"LLM call failed after {attempt} attempt(s): {last_reason}",
+                               kind=last_kind, attempts=attempt)
+            delay = self._backoff(attempt, retry_after)
+            if time.monotonic() + delay >= deadline:
+                raise LLMError(
+                    f"LLM call gave up after {attempt} attempt(s): the {cfg.budget_seconds:.0f}s budget "
+                    f"is spent; last error: {last_reason}",
+                    kind="budget", attempts=attempt,
+                )
+            log.warning("LLM attempt %d failed (%s); retrying in %.2fs", attempt, last_reason, delay)
+            self._sleep(delay)
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        # Full jitter (AWS architecture blog): uniform in [0, base * 2^(attempt-1)], so
+        # many workers that hit a 429 together do not come back together.
+        cap = min(MAX_BACKOFF_SECONDS, self.config.backoff_base * 2 ** (attempt - 1))
+        with self._lock:
+            delay = self._rng.uniform(0, cap)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, MAX_BACKOFF_SECONDS))
+        return delay
+
+    def _reply_text(self, completion: Any) -> str:
+        message = completion.choices[0].message
+        if getattr(message, "refusal", None):
+            raise LLMError(f"the model refused: {message.refusal}", kind="refused", usage=self._usage(completion))
+        return message.content or ""
+
+    def _usage(self, completion: Any) -> Usage:
+        u = getattr(completion, "usage", None)
+        prompt = int(getattr(u, "prompt_tokens", 0) or 0)
+        out = int(getattr(u, "completion_tokens", 0) or 0)
+        return Usage(calls=1, prompt_tokens=prompt, completion_tokens=out,
+                     cost_usd=cost_of(self.config.model, prompt, out, self.config.prices))
+
+    # -- structured output -----------------------------------------------------------
+
+    def structured(self, messages: Sequence[Message], schema: type[M]) -> tuple[M, Usage]:
+        """The reply parsed into `schema`, with the usage of every call it took (1 to 3)."""
+        messages = list(messages)
+        usage = Usage()
+        text = ""
+        problem = ""
+        for attempt in range(2):
+            if attempt == 1:
+                log.warning("LLM reply did not match %s (%s); asking once to repair it", schema.__name__, problem)
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": (
+                        f"Your reply is not a valid {schema.__name__} JSON object: {problem}. "
+                        "Reply again with only the corrected JSON object that follows the schema.")},
+                ]
+            try:
+                text, u = self._structured_call(messages, schema)
+            except LLMError as exc:
+                exc.usage = usage + exc.usage
+                raise
+            usage += u
+            try:
+                return _parse(text, schema), usage
+            except (ValidationError, ValueError) as exc:
+                problem = _short_error(exc)
+        raise LLMError(
+            f"the LLM reply is not a valid {schema.__name__} even after one repair request: {problem}",
+            kind="bad_reply", usage=usage,
+        )
+
+    def _structured_call(self, messages: list[Message], schema: type[BaseModel]) -> tuple[str, Usage]:
+        if self._json_schema_supported:
+            try:
+                return self.chat(messages, response_format=schema_response_format(schema))
+            except LLMError as exc:
+                # Servers without json_schema support answer 400/422; anything else is real.
+                if exc.kind != "rejected" or exc.status not in (400, 422):
+                    raise
+                log.warning("LLM server does not take json_schema (%s); using JSON mode from now on", exc)
+                with self._lock:
+                    self._json_schema_supported = False
+        schema_text = json.dumps(schema.model_json_schema(), separators=(",", ":"))
+        hint = {"role": "system", "content": (
+            f"Reply with one JSON object, and nothing else, that validates against this JSON schema: {schema_text}")}
+        return self.chat([*messages, hint], response_format={"type": "json_object"})
+
+
+def _parse(text: str, schema: type[M]) -> M:
+    return schema.model_validate_json(_extract_json(text))
+
+
+def _short_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        errs = exc.errors()[:3]
+        return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in errs)
+    return str(exc)[:300]
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:300]
+        if body.get("message"):
+            return str(body["message"])[:300]
+    return str(getattr(exc, "message", exc))[:300]
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
