@@ -37,3 +37,41 @@ def make_chunk(*, document: Document, text: str, **overrides) -> Chunk:
     }
     fields.update(overrides)
     return Chunk.objects.create(document=document, text=text, **fields)
+
+
+def make_run(*, collection: Collection, user, **overrides):
+    from agent.models import Run
+
+    fields = {
+        "question": "What does BM25 score?",
+        "config_name": "agentic",
+        "config_hash": "0" * 64,
+        "status": Run.Status.DONE,
+        "outcome": Run.Outcome.ANSWER,
+    }
+    fields.update(overrides)
+    return Run.objects.create(collection=collection, user=user, **fields)
+
+
+def make_step(*, run, kind: str, **overrides):
+    from agent.models import RunStep
+
+    fields = {"ordinal": run.steps.count(), "input": {}, "output": {}, "duration_ms": 12}
+    fields.update(overrides)
+    return RunStep.objects.create(run=run, kind=kind, **fields)
+
+
+def make_citation(*, run, chunk: Chunk | None, marker: int = 1, quote: str = "", **overrides):
+    from agent.models import Citation
+
+    text = chunk.text if chunk else overrides.pop("chunk_text", "")
+    fields = {
+        "document_title": chunk.document.title if chunk else "Removed document",
+        "page": chunk.page_start if chunk else 1,
+        "chunk_text": text,
+        "quote": quote,
+        "quote_start": text.find(quote) if quote else -1,
+        "verified": bool(quote),
+    }
+    fields.update(overrides)
+    return Citation.objects.create(run=run, chunk=chunk, marker=marker, **fields)

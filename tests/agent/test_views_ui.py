@@ -1,0 +1,231 @@
+"""The web UI of runs: run page, polling endpoint, citation panel, outcomes, retry, history, ask."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import NoReverseMatch, reverse
+
+from agent.models import Run
+from agent.presentation import answer_html, quote_span, stage_view
+from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
+
+pytestmark = pytest.mark.django_db
+
+CHUNK_TEXT = (
+    "BM25 ranks documents by term frequency. It saturates repeated terms with k1 = 1.5 "
+    "and normalises by document length with b = 0.75."
+)
+QUOTE = "saturates repeated terms with k1 = 1.5"
+
+
+@pytest.fixture
+def answered(collection, alice):
+    document = make_document(collection=collection, title="Okapi at TREC")
+    chunk = make_chunk(document=document, text=CHUNK_TEXT, section_title="2 Method", page_start=4, page_end=4)
+    run = make_run(
+        collection=collection, user=alice, answer="BM25 saturates term frequency [1]. Unknown [7].",
+        latency_ms=1234, cost_usd="0.001200", llm_calls=3,
+    )
+    make_step(run=run, kind="plan", output={"sub_queries": ["bm25 term saturation"], "complexity": "simple"})
+    make_step(run=run, kind="retrieve", input={"query": "bm25 term saturation"},
+              output={"hits": [{"chunk_id": chunk.pk}]}, duration_ms=40)
+    make_step(run=run, kind="audit", output={"verdict": "SUFFICIENT", "missing": []})
+    make_citation(run=run, chunk=chunk, marker=1, quote=QUOTE)
+    return run
+
+
+def _login(client, user, password):
+    assert client.login(username=user.username, password=password)
+    return client
+
+
+def test_it_shows_the_answer_with_marker_buttons_and_sources(client, answered, alice, password):
+    body = _login(client, alice, password).get(reverse("agent:run_detail", args=[answered.pk])).content.decode()
+    panel_url = reverse("agent:citation_panel", args=[answered.pk, 1])
+    assert f'class="cite" data-panel-url="{panel_url}"' in body
+    # [7] has no Citation row (the verifier dropped it), so it is not a button.
+    assert "Unknown [7]." in body
+    assert "Sources" in body and "Okapi at TREC, p. 4" in body
+    assert "1234 ms" in body and "$0.0012" in body
+    assert "bm25 term saturation" in body and "1 chunk found" in body and "SUFFICIENT" in body
+    assert 'data-final="1"' in body
+
+
+def test_a_viewer_of_the_collection_can_read_a_run(client, answered, bob, password):
+    assert _login(client, bob, password).get(reverse("agent:run_detail", args=[answered.pk])).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "name, method, extra",
+    [
+        ("agent:run_detail", "get", []),
+        ("agent:run_status", "get", []),
+        ("agent:citation_panel", "get", [1]),
+        ("agent:run_retry", "post", []),
+    ],
+)
+def test_charlie_gets_404_for_a_run_of_a_collection_he_is_not_in(
+    client, answered, charlie, password, name, method, extra
+):
+    _login(client, charlie, password)
+    response = getattr(client, method)(reverse(name, args=[answered.pk, *extra]))
+    assert response.status_code == 404
+
+
+def test_charlie_gets_404_for_history_and_ask_of_a_collection_he_is_not_in(client, collection, charlie, password):
+    _login(client, charlie, password)
+    assert client.get(reverse("agent:run_history", args=[collection.slug])).status_code == 404
+    assert client.post(reverse("agent:collection_ask", args=[collection.slug]), {"question": "x?"}).status_code == 404
+    response = client.post(reverse("agent:ask"), {"collection": collection.slug, "question": "What is BM25?"})
+    assert response.status_code == 404
+    assert not Run.objects.exists()
+
+
+def test_charlie_gets_404_for_the_pdf_of_a_collection_he_is_not_in(client, answered, charlie, password):
+    try:
+        url = reverse("knowledge:document_file", kwargs={"pk": answered.citations.get().chunk.document_id})
+    except NoReverseMatch:
+        pytest.skip("knowledge:document_file (the ingest helper's file view) is not in the tree yet")
+    assert _login(client, charlie, password).get(url).status_code == 404
+
+
+def test_anonymous_is_sent_to_login(client, answered):
+    response = client.get(reverse("agent:run_detail", args=[answered.pk]))
+    assert response.status_code == 302 and reverse("login") in response["Location"]
+
+
+def test_the_citation_panel_highlights_the_quoted_span(client, answered, alice, password):
+    _login(client, alice, password)
+    response = client.get(reverse("agent:citation_panel", args=[answered.pk, 1]), {"fragment": "1"})
+    body = response.content.decode()
+    assert f"<mark>{QUOTE}</mark>" in body
+    assert "Okapi at TREC" in body and "Section: 2 Method" in body and "Page 4" in body
+    assert "<html" not in body  # a fragment for the side panel
+    try:
+        pdf = reverse("knowledge:document_file", kwargs={"pk": answered.citations.get().chunk.document_id})
+    except NoReverseMatch:
+        pdf = None
+    if pdf:
+        assert f'href="{pdf}#page=4"' in body
+    # Without JavaScript the same panel is a full page.
+    full = client.get(reverse("agent:citation_panel", args=[answered.pk, 1])).content.decode()
+    assert "<html" in full and f"<mark>{QUOTE}</mark>" in full
+
+
+def test_a_citation_of_a_deleted_document_still_shows_its_text(client, answered, alice, password):
+    answered.citations.get().chunk.document.delete()
+    body = _login(client, alice, password).get(
+        reverse("agent:citation_panel", args=[answered.pk, 1]), {"fragment": "1"}
+    ).content.decode()
+    assert f"<mark>{QUOTE}</mark>" in body and "has been removed" in body
+
+
+def test_an_unknown_marker_is_404(client, answered, alice, password):
+    _login(client, alice, password)
+    assert client.get(reverse("agent:citation_panel", args=[answered.pk, 9])).status_code == 404
+
+
+def test_the_status_endpoint_sends_fragments_only_when_something_changed(client, collection, alice, password):
+    run = make_run(collection=collection, user=alice, status=Run.Status.RUNNING, outcome="")
+    _login(client, alice, password)
+    url = reverse("agent:run_status", args=[run.pk])
+    first = client.get(url).json()
+    assert first["final"] is False and set(first["fragments"]) == {"summary", "stages", "answer"}
+    assert client.get(url, {"since": first["updated"]}).json()["fragments"] == {}
+    make_step(run=run, kind="plan", output={"sub_queries": ["what is k1", "what is b"]})
+    second = client.get(url, {"since": first["updated"]}).json()
+    assert second["updated"] != first["updated"]
+    assert "what is k1" in second["fragments"]["stages"] and "what is b" in second["fragments"]["stages"]
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.DONE, outcome=Run.Outcome.ANSWER, answer="Done.")
+    run.refresh_from_db()
+    run.save()  # bumps updated_at as the loop does when it finishes
+    last = client.get(url, {"since": second["updated"]}).json()
+    assert last["final"] is True and "Done." in last["fragments"]["answer"]
+
+
+def test_a_partial_answer_shows_the_missing_evidence_box(client, collection, alice, password):
+    run = make_run(collection=collection, user=alice, outcome=Run.Outcome.PARTIAL, answer="Half of it.",
+                   missing_evidence="Nothing says which value of b was used on TREC-3.")
+    body = _login(client, alice, password).get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+    assert 'class="outcome-box partial"' in body and "Missing evidence" in body
+    assert "Nothing says which value of b was used on TREC-3." in body
+
+
+def test_a_false_premise_answer_shows_the_correction_first(client, collection, alice, password):
+    run = make_run(collection=collection, user=alice, outcome=Run.Outcome.FALSE_PREMISE,
+                   answer="BM25 was not introduced in 2015; it dates from TREC-3.")
+    body = _login(client, alice, password).get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+    assert body.index("Correction") < body.index("BM25 was not introduced in 2015") < body.index("How it was answered")
+
+
+def test_a_refusal_says_what_was_searched_and_the_closest_passages(client, collection, alice, password):
+    document = make_document(collection=collection, title="Dense retrieval")
+    chunk = make_chunk(document=document, text="Dense retrievers embed queries and passages.", page_start=2)
+    run = make_run(collection=collection, user=alice, outcome=Run.Outcome.REFUSAL, answer="",
+                   missing_evidence="No document mentions the price of tea.", context_chunk_ids=[chunk.pk])
+    make_step(run=run, kind="retrieve", input={"query": "price of tea in 1850"}, output={"hits": []})
+    make_step(run=run, kind="audit", output={"verdict": "INSUFFICIENT_REFUSE", "missing": ["the price of tea"]})
+    body = _login(client, alice, password).get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+    assert "Not answered" in body and "What was searched" in body and "price of tea in 1850" in body
+    assert "Closest passages found" in body and "Dense retrievers embed queries" in body
+    assert "No document mentions the price of tea." in body
+
+
+def test_a_failed_run_shows_the_reason_and_a_retry_button(client, collection, alice, password):
+    run = make_run(collection=collection, user=alice, status=Run.Status.FAILED, outcome="",
+                   error="The language model did not answer within 60 s.")
+    body = _login(client, alice, password).get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+    assert "The language model did not answer within 60 s." in body
+    assert f'action="{reverse("agent:run_retry", args=[run.pk])}"' in body
+
+
+def test_only_a_failed_run_can_be_retried(client, answered, alice, password):
+    _login(client, alice, password)
+    assert client.post(reverse("agent:run_retry", args=[answered.pk])).status_code == 404
+
+
+def test_history_lists_my_questions_filtered_by_outcome(client, collection, alice, bob, password):
+    make_run(collection=collection, user=alice, question="Alice answered?", latency_ms=2500, cost_usd="0.0100")
+    make_run(collection=collection, user=alice, question="Alice refused?", outcome=Run.Outcome.REFUSAL)
+    make_run(collection=collection, user=alice, question="Alice failed?", status=Run.Status.FAILED, outcome="")
+    make_run(collection=collection, user=bob, question="Bob asked?")
+    _login(client, alice, password)
+    url = reverse("agent:run_history", args=[collection.slug])
+    body = client.get(url).content.decode()
+    assert "Alice answered?" in body and "Alice refused?" in body and "Bob asked?" not in body
+    assert "2500 ms" in body and "$0.0100" in body
+    refused = client.get(url, {"outcome": "REFUSAL"}).content.decode()
+    assert "Alice refused?" in refused and "Alice answered?" not in refused
+    failed = client.get(url, {"outcome": "FAILED"}).content.decode()
+    assert "Alice failed?" in failed and "Alice refused?" not in failed
+
+
+def test_the_global_ask_page_offers_only_my_collections(client, collection, charlie, password):
+    from knowledge import services
+
+    services.collection_create(name="Charlie's notes", user=charlie)
+    body = _login(client, charlie, password).get(reverse("agent:ask")).content.decode()
+    assert "Charlie&#x27;s notes" in body and collection.name not in body
+    assert '<option value="agentic" selected>' in body
+
+
+# ---- pure presentation rules ----
+
+
+def test_answer_markup_is_escaped_and_only_known_markers_become_buttons():
+    html = answer_html("<script>x</script> A [1] B [2]", markers={1}, panel_url="/runs/5/citations/0/")
+    assert "&lt;script&gt;" in html and "<script>" not in html
+    assert 'data-panel-url="/runs/5/citations/1/"' in html and "B [2]" in html
+
+
+def test_a_stale_quote_offset_is_not_trusted():
+    text = "alpha beta gamma beta"
+    assert quote_span(text, "beta", 17) == (17, 21)
+    assert quote_span(text, "beta", 0) == (6, 10)
+    assert quote_span(text, "delta", 0) is None
+
+
+def test_stage_summary_reads_counts_and_missing_facts():
+    view = stage_view("audit", {}, {"verdict": "INSUFFICIENT_RETRY", "missing": [{"fact": "the value of b"}]})
+    assert view.verdict == "INSUFFICIENT_RETRY" and view.missing == ["the value of b"]
+    assert stage_view("retrieve", {"query": "q"}, {"chunk_ids": [1, 2, 3]}).hits == 3
