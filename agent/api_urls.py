@@ -1,3 +1,12 @@
-from django.urls import path  # noqa: F401
+"""/api/v1/ routes for runs, configurations and reviews (see agent.api)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from agent import api
+
+urlpatterns = [
+    path("runs/", api.RunListApi.as_view(), name="run_list"),
+    path("runs/<int:pk>/", api.RunDetailApi.as_view(), name="run_detail"),
+    path("runs/<int:pk>/reviews/", api.RunReviewListApi.as_view(), name="run_review_list"),
+    path("configs/", api.ConfigListApi.as_view(), name="config_list"),
+]

@@ -335,6 +335,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several models have a "status"; give each choice set its own stable enum name.
+    "ENUM_NAME_OVERRIDES": {
+        "DocumentStatusEnum": "knowledge.models.Document.Status",
+        # Ingest jobs and runs share one set of states.
+        "JobStatusEnum": "knowledge.models.IngestJob.Status",
+        "RunOutcomeEnum": "agent.models.Run.Outcome",
+        "RoleEnum": "knowledge.models.Role",
+        "ReviewGradeEnum": "agent.models.Review.Grade",
+    },
 }
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -4,6 +4,12 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from agent import api_urls as agent_api_urls
+from knowledge import api_urls as knowledge_api_urls
+
+# One "api" namespace for both apps, so every API route reverses as "api:<name>".
+api_v1 = [*knowledge_api_urls.urlpatterns, *agent_api_urls.urlpatterns]
+
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="knowledge:collection_list", permanent=False)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -17,8 +23,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/v1/", include("knowledge.api_urls")),
-    path("api/v1/", include("agent.api_urls")),
+    path("api/v1/", include((api_v1, "api"))),
     path("", include("knowledge.urls")),
     path("", include("agent.urls")),
 ]

@@ -1,0 +1,264 @@
+"""REST API for questions (runs) and their reviews (/api/v1/).
+
+Asking is asynchronous: `POST /runs/` validates, stores a QUEUED run, enqueues it and answers
+202 with the run's URL; the client polls `GET /runs/{id}/` until `status` is done or failed.
+Every lookup is scoped by agent.selectors / knowledge.selectors: outsiders get 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from agent import selectors
+from agent.models import Citation, Review, Run, RunStep
+from knowledge import selectors as knowledge_selectors
+from knowledge.api import PAGE_PARAMETERS, ordering_field, paginated, parse_filters, parse_input
+from knowledge.api_errors import error_responses
+from knowledge.models import Role
+
+
+def config_names() -> list[str]:
+    """Configuration names a run may use, the default first (shared with the ask form)."""
+    from agent.views import config_choices
+
+    return config_choices()
+
+
+# ---------------------------------------------------------------------------
+# Output shapes
+# ---------------------------------------------------------------------------
+
+
+class CitationOutputSerializer(serializers.Serializer):
+    marker = serializers.IntegerField(help_text="The n of [n] in the answer.")
+    document_id = serializers.IntegerField(
+        source="chunk.document_id", allow_null=True, default=None, help_text="Null once the document was deleted."
+    )
+    document_title = serializers.CharField()
+    page = serializers.IntegerField()
+    chunk_id = serializers.IntegerField(allow_null=True)
+    chunk_text = serializers.CharField(help_text="Exactly the text that was retrieved and audited.")
+    quote = serializers.CharField(help_text="The supporting span, verbatim from chunk_text.")
+    quote_start = serializers.IntegerField(help_text="Offset of quote in chunk_text; -1 if there is none.")
+    quote_end = serializers.SerializerMethodField(help_text="End offset of quote in chunk_text; -1 if none.")
+    verified = serializers.BooleanField()
+
+    def get_quote_end(self, obj: Citation) -> int:
+        return obj.quote_start + len(obj.quote) if obj.quote and obj.quote_start >= 0 else -1
+
+
+class StepOutputSerializer(serializers.Serializer):
+    ordinal = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=RunStep.Kind.choices)
+    attempt = serializers.IntegerField(help_text="0 for the first pass, 1..2 for retries.")
+    duration_ms = serializers.IntegerField()
+    llm_calls = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    cost_usd = serializers.FloatField()
+    output = serializers.JSONField(help_text="What the step produced (plan, hits, verdict, ...).")
+
+
+class ProgressSerializer(serializers.Serializer):
+    stage = serializers.CharField(help_text="Message key of the current stage, e.g. RETRIEVING.")
+    current = serializers.IntegerField(source="progress_current")
+    max = serializers.IntegerField(source="progress_max")
+
+
+class TimingsSerializer(serializers.Serializer):
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    latency_ms = serializers.IntegerField(allow_null=True)
+
+
+class UsageSerializer(serializers.Serializer):
+    llm_calls = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    cost_usd = serializers.FloatField()
+
+
+class RunSummarySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.SerializerMethodField()
+    collection = serializers.SlugField(source="collection.slug")
+    user = serializers.CharField(source="user.username", allow_null=True, default=None)
+    question = serializers.CharField()
+    config_name = serializers.CharField()
+    status = serializers.ChoiceField(choices=Run.Status.choices)
+    outcome = serializers.CharField(help_text="ANSWER, PARTIAL, REFUSAL, FALSE_PREMISE; empty until done.")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_url(self, obj: Run) -> str:
+        return reverse("api:run_detail", kwargs={"pk": obj.pk}, request=self.context["request"])
+
+
+class RunDetailSerializer(RunSummarySerializer):
+    config_hash = serializers.CharField()
+    progress = ProgressSerializer(source="*")
+    verdict = serializers.CharField()
+    answer = serializers.CharField(help_text="Sentences carry [n] markers that match citations[].marker.")
+    missing_evidence = serializers.CharField(help_text="What the papers did not cover (PARTIAL, REFUSAL).")
+    error = serializers.CharField(help_text="Why the run failed, when status is failed.")
+    retries = serializers.IntegerField()
+    index_version = serializers.IntegerField(allow_null=True)
+    citations = CitationOutputSerializer(many=True, source="citations.all")
+    steps = StepOutputSerializer(many=True, source="steps.all")
+    timings = TimingsSerializer(source="*")
+    usage = UsageSerializer(source="*")
+
+
+class ReviewOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    run = serializers.IntegerField(source="run_id")
+    reviewer = serializers.CharField(source="reviewer.username")
+    grade = serializers.ChoiceField(choices=Review.Grade.choices)
+    citations_support = serializers.BooleanField(allow_null=True)
+    refusal_appropriate = serializers.BooleanField(allow_null=True)
+    note = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+# ---------------------------------------------------------------------------
+# Runs
+# ---------------------------------------------------------------------------
+
+
+def _run_detail(pk: int) -> Run:
+    return (
+        Run.objects.select_related("collection", "user")
+        .prefetch_related("steps", "citations__chunk")
+        .get(pk=pk)
+    )
+
+
+class RunListApi(APIView):
+    @extend_schema_serializer(component_name="RunListFilter")
+    class FilterSerializer(serializers.Serializer):
+        collection = serializers.SlugField(required=False, help_text="Only runs of this collection.")
+        status = serializers.ChoiceField(choices=Run.Status.choices, required=False)
+        outcome = serializers.ChoiceField(choices=Run.Outcome.choices, required=False)
+        config = serializers.CharField(required=False, max_length=50, help_text="Configuration name.")
+        mine = serializers.BooleanField(
+            required=False, default=True, help_text="Only your own questions (default); false: every member's."
+        )
+        q = serializers.CharField(required=False, max_length=200, help_text="Part of the question.")
+        ordering = ordering_field("created_at", "finished_at", default="-created_at")
+
+    @extend_schema_serializer(component_name="RunCreate")
+    class InputSerializer(serializers.Serializer):
+        collection = serializers.SlugField(help_text="Slug of a collection you are a member of.")
+        question = serializers.CharField(max_length=100_000, help_text="Validated further by the service.")
+        config = serializers.ChoiceField(choices=[], required=False, help_text="Configuration name.")
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # Named configurations come from agent.configs; read them per request, not at import.
+            self.fields["config"].choices = config_names()
+
+    @extend_schema(
+        operation_id="runs_list",
+        summary="Questions asked in your collections, newest first",
+        parameters=[FilterSerializer, *PAGE_PARAMETERS],
+        responses={200: RunSummarySerializer(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        filters = parse_filters(self.FilterSerializer, request)
+        runs: QuerySet[Run] = Run.objects.filter(
+            collection__in=knowledge_selectors.collection_list(user=request.user), benchmark_run__isnull=True
+        )
+        if filters.get("collection"):
+            collection, _ = knowledge_selectors.collection_get(user=request.user, slug=filters["collection"])
+            runs = selectors.run_list(user=request.user, collection=collection, mine=False)
+        if filters["mine"]:
+            runs = runs.filter(user=request.user)
+        for field in ("status", "outcome"):
+            if filters.get(field):
+                runs = runs.filter(**{field: filters[field]})
+        if filters.get("config"):
+            runs = runs.filter(config_name=filters["config"])
+        if filters.get("q"):
+            runs = runs.filter(question__icontains=filters["q"])
+        runs = runs.select_related("collection", "user").order_by(filters["ordering"], "-pk")
+        return paginated(self, request, runs, RunSummarySerializer)
+
+    @extend_schema(
+        operation_id="runs_create",
+        summary="Ask a question; answered in the background",
+        description=(
+            "202 with the run (status `queued`) and its URL in `url` and the Location header. "
+            "Poll it until `status` is `done` (read `outcome`, `answer`, `citations`) or `failed` (`error`)."
+        ),
+        request=InputSerializer,
+        responses={202: RunDetailSerializer, **error_responses(400, 403, 404)},
+    )
+    def post(self, request: Request) -> Response:
+        from agent.services import run_create
+
+        data = parse_input(self.InputSerializer, request)
+        collection, _ = knowledge_selectors.collection_get(user=request.user, slug=data["collection"])
+        run = run_create(
+            collection=collection,
+            user=request.user,
+            question=data["question"],
+            config_name=data.get("config") or settings.DEFAULT_RUN_CONFIG,
+        )
+        body = RunDetailSerializer(_run_detail(run.pk), context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+class RunDetailApi(APIView):
+    @extend_schema(
+        operation_id="runs_retrieve",
+        summary="A run: status, stage progress, outcome, answer, citations, timings, tokens, cost",
+        responses={200: RunDetailSerializer, **error_responses(404)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        run = selectors.run_get(user=request.user, pk=pk)
+        return Response(RunDetailSerializer(_run_detail(run.pk), context={"request": request}).data)
+
+
+class ConfigListApi(APIView):
+    @extend_schema(
+        operation_id="configs_list",
+        summary="Configuration names a run may use, the default first",
+        responses={200: inline_serializer("ConfigList", {"configs": serializers.ListField(child=serializers.CharField())})},
+    )
+    def get(self, request: Request) -> Response:
+        return Response({"configs": config_names()})
+
+
+# ---------------------------------------------------------------------------
+# Reviews
+# ---------------------------------------------------------------------------
+
+
+class RunReviewListApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        grade = serializers.ChoiceField(choices=Review.Grade.choices)
+        citations_support = serializers.BooleanField(required=False, allow_null=True, default=None)
+        refusal_appropriate = serializers.BooleanField(required=False, allow_null=True, default=None)
+        note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+    @extend_schema(
+        operation_id="reviews_list",
+        summary="Reviews of a run (any member)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: ReviewOutputSerializer(many=True), **error_responses(404)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        run = selectors.run_get(user=request.user, pk=pk)
+        reviews = Review.objects.filter(run=run).select_related("reviewer").order_by("-created_at", "-pk")
+        return paginated(self, request, reviews, ReviewOutputSerializer)

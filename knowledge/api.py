@@ -1,0 +1,561 @@
+"""REST API for collections, members, documents and search (/api/v1/).
+
+One APIView per use case, with nested serializers, calling services and selectors (HackSoft
+style). Every lookup goes through `selectors.collection_get`/`document_get`: an outsider gets
+404, a member whose role is too low gets 403. Errors have one shape (knowledge.api_errors).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.files.storage import default_storage
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+    inline_serializer,
+)
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from knowledge import selectors, services
+from knowledge.api_errors import error_responses
+from knowledge.models import Collection, Document, IngestJob, Membership, Role
+
+User = get_user_model()
+
+
+# ---------------------------------------------------------------------------
+# Shared pieces: pagination, filter parsing, ordering
+# ---------------------------------------------------------------------------
+
+
+class Pagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+def paginated(view: APIView, request: Request, queryset: QuerySet, serializer: type, **context: Any) -> Response:
+    paginator = Pagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    data = serializer(page, many=True, context={"request": request, **context}).data
+    return paginator.get_paginated_response(data)
+
+
+def parse_filters(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    """Validated query parameters; a bad value is a 400 in the API's error shape."""
+    filters = serializer_class(data=request.query_params)
+    filters.is_valid(raise_exception=True)
+    return filters.validated_data
+
+
+def parse_input(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def ordering_field(*fields: str, default: str) -> serializers.ChoiceField:
+    choices = [f for name in fields for f in (name, f"-{name}")]
+    return serializers.ChoiceField(
+        choices=choices, required=False, default=default, help_text="Sort key; prefix with - for descending."
+    )
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("page", OpenApiTypes.INT, description="Page number, from 1."),
+    OpenApiParameter("page_size", OpenApiTypes.INT, description="Items per page (at most 200)."),
+]
+
+
+def _user_by_username(username: str) -> Any:
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        raise ValidationError({"username": [f"There is no user called {username!r}."]})
+    return user
+
+
+# ---------------------------------------------------------------------------
+# Collections
+# ---------------------------------------------------------------------------
+
+
+class CollectionOutputSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    role = serializers.SerializerMethodField(help_text="Your role on the collection.")
+    document_count = serializers.IntegerField()
+    index_version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    url = serializers.SerializerMethodField()
+
+    def get_role(self, obj: Collection) -> str:
+        roles = self.context.get("roles") or {}
+        role = roles.get(obj.pk) or selectors.collection_role(user=self.context["request"].user, collection=obj)
+        return str(role)
+
+    def get_url(self, obj: Collection) -> str:
+        return reverse("api:collection_detail", kwargs={"slug": obj.slug}, request=self.context["request"])
+
+
+def _with_counts(queryset: QuerySet[Collection]) -> QuerySet[Collection]:
+    return queryset.annotate(document_count=Count("documents", distinct=True))
+
+
+class CollectionListApi(APIView):
+    @extend_schema_serializer(component_name="CollectionListFilter")
+    class FilterSerializer(serializers.Serializer):
+        q = serializers.CharField(required=False, max_length=200, help_text="Part of the name.")
+        ordering = ordering_field("name", "created_at", default="name")
+
+    @extend_schema_serializer(component_name="CollectionCreate")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        description = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+    @extend_schema(
+        operation_id="collections_list",
+        summary="Collections you are a member of",
+        parameters=[FilterSerializer, *PAGE_PARAMETERS],
+        responses={200: CollectionOutputSerializer(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        filters = parse_filters(self.FilterSerializer, request)
+        queryset = selectors.collection_list(user=request.user)
+        if filters.get("q"):
+            queryset = queryset.filter(name__icontains=filters["q"])
+        queryset = _with_counts(queryset).order_by(filters["ordering"], "pk")
+        return paginated(self, request, queryset, CollectionOutputSerializer)
+
+    @extend_schema(
+        operation_id="collections_create",
+        summary="Create a collection (you become its owner)",
+        request=InputSerializer,
+        responses={201: CollectionOutputSerializer, **error_responses(400)},
+    )
+    def post(self, request: Request) -> Response:
+        data = parse_input(self.InputSerializer, request)
+        collection = services.collection_create(user=request.user, **data)
+        collection = _with_counts(Collection.objects.filter(pk=collection.pk)).get()
+        body = CollectionOutputSerializer(collection, context={"request": request, "roles": {collection.pk: Role.OWNER}})
+        return Response(body.data, status=status.HTTP_201_CREATED, headers={"Location": body.data["url"]})
+
+
+class CollectionDetailApi(APIView):
+    @extend_schema_serializer(component_name="CollectionUpdate")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(required=False, max_length=200)
+        description = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+
+    def _out(self, request: Request, collection: Collection) -> Response:
+        collection = _with_counts(Collection.objects.filter(pk=collection.pk)).get()
+        return Response(CollectionOutputSerializer(collection, context={"request": request}).data)
+
+    @extend_schema(
+        operation_id="collections_retrieve",
+        summary="A collection (any member)",
+        responses={200: CollectionOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        collection, _ = selectors.collection_get(user=request.user, slug=slug)
+        return self._out(request, collection)
+
+    @extend_schema(
+        operation_id="collections_update",
+        summary="Rename or describe a collection (owner)",
+        request=InputSerializer,
+        responses={200: CollectionOutputSerializer, **error_responses(400, 403, 404)},
+    )
+    def patch(self, request: Request, slug: str) -> Response:
+        collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
+        data = parse_input(self.InputSerializer, request)
+        services.collection_update(collection=collection, **data)
+        return self._out(request, collection)
+
+    @extend_schema(
+        operation_id="collections_destroy",
+        summary="Delete a collection with its documents and runs (owner)",
+        responses={204: None, **error_responses(403, 404)},
+    )
+    def delete(self, request: Request, slug: str) -> Response:
+        collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
+        services.collection_delete(collection=collection)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# ---------------------------------------------------------------------------
+# Members
+# ---------------------------------------------------------------------------
+
+
+class MemberOutputSerializer(serializers.Serializer):
+    username = serializers.CharField(source="user.username")
+    role = serializers.ChoiceField(choices=Role.choices)
+    created_at = serializers.DateTimeField()
+
+
+class MemberListApi(APIView):
+    @extend_schema_serializer(component_name="MemberAdd")
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+        role = serializers.ChoiceField(choices=Role.choices)
+
+    @extend_schema(
+        operation_id="members_list",
+        summary="Members of a collection (any member)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: MemberOutputSerializer(many=True), **error_responses(404)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        collection, _ = selectors.collection_get(user=request.user, slug=slug)
+        return paginated(self, request, selectors.membership_list(collection=collection), MemberOutputSerializer)
+
+    @extend_schema(
+        operation_id="members_create",
+        summary="Add a member, or change the role of an existing one (owner)",
+        request=InputSerializer,
+        responses={
+            201: MemberOutputSerializer,
+            200: OpenApiResponse(MemberOutputSerializer, description="Was already a member: role changed."),
+            **error_responses(400, 403, 404),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
+        data = parse_input(self.InputSerializer, request)
+        user = _user_by_username(data["username"])
+        existed = Membership.objects.filter(collection=collection, user=user).exists()
+        membership = services.membership_set(collection=collection, user=user, role=data["role"])
+        return Response(
+            MemberOutputSerializer(membership).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+        )
+
+
+class MemberDetailApi(APIView):
+    @extend_schema_serializer(component_name="MemberRoleChange")
+    class InputSerializer(serializers.Serializer):
+        role = serializers.ChoiceField(choices=Role.choices)
+
+    def _membership(self, collection: Collection, username: str) -> Membership:
+        membership = (
+            Membership.objects.select_related("user")
+            .filter(collection=collection, user__username=username)
+            .first()
+        )
+        if membership is None:
+            raise NotFound("No such member.")
+        return membership
+
+    @extend_schema(
+        operation_id="members_update",
+        summary="Change a member's role (owner); the last owner cannot be demoted",
+        request=InputSerializer,
+        responses={200: MemberOutputSerializer, **error_responses(400, 403, 404)},
+    )
+    def patch(self, request: Request, slug: str, username: str) -> Response:
+        collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
+        membership = self._membership(collection, username)
+        data = parse_input(self.InputSerializer, request)
+        membership = services.membership_set(collection=collection, user=membership.user, role=data["role"])
+        return Response(MemberOutputSerializer(membership).data)
+
+    @extend_schema(
+        operation_id="members_destroy",
+        summary="Remove a member (owner); the last owner cannot be removed",
+        responses={204: None, **error_responses(400, 403, 404)},
+    )
+    def delete(self, request: Request, slug: str, username: str) -> Response:
+        collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
+        membership = self._membership(collection, username)
+        services.membership_remove(collection=collection, user=membership.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# ---------------------------------------------------------------------------
+# Documents
+# ---------------------------------------------------------------------------
+
+
+class JobOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=IngestJob.Status.choices)
+    message_key = serializers.CharField(help_text="Current stage, e.g. PARSING_PDF, EMBEDDING.")
+    pages_done = serializers.IntegerField()
+    pages_total = serializers.IntegerField()
+    chunks_done = serializers.IntegerField()
+    chunks_total = serializers.IntegerField()
+    error = serializers.CharField()
+    attempts = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class DocumentOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    collection = serializers.SlugField(source="collection.slug")
+    title = serializers.CharField()
+    original_name = serializers.CharField()
+    media_type = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    pages = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Document.Status.choices)
+    error = serializers.CharField()
+    progress = serializers.SerializerMethodField(help_text="Fraction done of the latest job, 0..1.")
+    job = serializers.SerializerMethodField(help_text="The latest ingestion job, null if none.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    url = serializers.SerializerMethodField()
+    file_url = serializers.SerializerMethodField()
+
+    @staticmethod
+    def _job(obj: Document) -> IngestJob | None:
+        jobs = getattr(obj, "latest_jobs", None)
+        if jobs is not None:
+            return jobs[0] if jobs else None
+        return obj.jobs.order_by("-created_at", "-pk").first()
+
+    def get_progress(self, obj: Document) -> float:
+        if obj.status == Document.Status.READY:
+            return 1.0
+        job = self._job(obj)
+        if job is None:
+            return 0.0
+        # Pages are parsed first, then chunks embedded: each counts for half.
+        pages = job.pages_done / job.pages_total if job.pages_total else 0.0
+        chunks = job.chunks_done / job.chunks_total if job.chunks_total else 0.0
+        return round(min(1.0, 0.5 * pages + 0.5 * chunks), 3)
+
+    @extend_schema_field(JobOutputSerializer(allow_null=True))
+    def get_job(self, obj: Document) -> dict[str, Any] | None:
+        job = self._job(obj)
+        return JobOutputSerializer(job).data if job else None
+
+    def get_url(self, obj: Document) -> str:
+        return reverse("api:document_detail", kwargs={"pk": obj.pk}, request=self.context["request"])
+
+    def get_file_url(self, obj: Document) -> str:
+        return reverse("api:document_file", kwargs={"pk": obj.pk}, request=self.context["request"])
+
+
+def _documents_with_jobs(queryset: QuerySet[Document]) -> QuerySet[Document]:
+    jobs = IngestJob.objects.order_by("-created_at", "-pk")
+    return queryset.select_related("collection").prefetch_related(Prefetch("jobs", jobs, to_attr="latest_jobs"))
+
+
+class DocumentListApi(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema_serializer(component_name="DocumentListFilter")
+    class FilterSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(choices=Document.Status.choices, required=False)
+        q = serializers.CharField(required=False, max_length=200, help_text="Part of the title or file name.")
+        ordering = ordering_field("title", "created_at", "status", "size_bytes", default="title")
+
+    @extend_schema_serializer(component_name="DocumentUpload")
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(help_text="PDF, Markdown, plain text or HTML.")
+
+    @extend_schema(
+        operation_id="documents_list",
+        summary="Documents of a collection, with ingestion status and progress (any member)",
+        parameters=[FilterSerializer, *PAGE_PARAMETERS],
+        responses={200: DocumentOutputSerializer(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        collection, _ = selectors.collection_get(user=request.user, slug=slug)
+        filters = parse_filters(self.FilterSerializer, request)
+        queryset = selectors.document_list(user=request.user, collection=collection)
+        if filters.get("status"):
+            queryset = queryset.filter(status=filters["status"])
+        if filters.get("q"):
+            queryset = queryset.filter(Q(title__icontains=filters["q"]) | Q(original_name__icontains=filters["q"]))
+        queryset = _documents_with_jobs(queryset.order_by(filters["ordering"], "pk"))
+        return paginated(self, request, queryset, DocumentOutputSerializer)
+
+    @extend_schema(
+        operation_id="documents_upload",
+        summary="Upload a file (editor); ingestion runs in the background",
+        description=(
+            "Multipart upload in the field `file`. 201 with the new document (status `queued`); 200 "
+            "with the existing one when the same file (by sha256) is already in the collection. "
+            "Poll the document's URL until `status` is `ready` or `failed`."
+        ),
+        request={"multipart/form-data": InputSerializer},
+        responses={
+            201: DocumentOutputSerializer,
+            200: OpenApiResponse(DocumentOutputSerializer, description="Already in the collection."),
+            **error_responses(400, 403, 404, 413, 415),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.EDITOR)
+        data = parse_input(self.InputSerializer, request)
+        document, created = services.document_upload(
+            collection=collection, user=request.user, uploaded_file=data["file"]
+        )
+        document = _documents_with_jobs(Document.objects.filter(pk=document.pk)).get()
+        body = DocumentOutputSerializer(document, context={"request": request}).data
+        return Response(
+            body,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+            headers={"Location": body["url"]},
+        )
+
+
+class DocumentDetailApi(APIView):
+    @extend_schema(
+        operation_id="documents_retrieve",
+        summary="A document with its ingestion status and progress (any member)",
+        responses={200: DocumentOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        document, _ = selectors.document_get(user=request.user, pk=pk)
+        document = _documents_with_jobs(Document.objects.filter(pk=document.pk)).get()
+        return Response(DocumentOutputSerializer(document, context={"request": request}).data)
+
+    @extend_schema(
+        operation_id="documents_destroy",
+        summary="Delete a document, its chunks and its place in the index (editor)",
+        responses={204: None, **error_responses(403, 404)},
+    )
+    def delete(self, request: Request, pk: int) -> Response:
+        document, _ = selectors.document_get(user=request.user, pk=pk, minimum=Role.EDITOR)
+        services.document_delete(document=document)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DocumentFileApi(APIView):
+    @extend_schema(
+        operation_id="documents_file",
+        summary="Download the uploaded file (any member)",
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
+            **error_responses(404),
+        },
+    )
+    def get(self, request: Request, pk: int) -> FileResponse:
+        document, _ = selectors.document_get(user=request.user, pk=pk)
+        if not document.file or not default_storage.exists(document.file):
+            raise NotFound("The file of this document is no longer stored.")
+        response = FileResponse(
+            default_storage.open(document.file, "rb"),
+            as_attachment=True,
+            filename=document.original_name or f"document-{document.pk}",
+            content_type=document.media_type or "application/octet-stream",
+        )
+        # The file is a user's upload: never let a browser sniff it into something executable.
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Content-Security-Policy"] = "sandbox"
+        return response
+
+
+class DocumentRetryApi(APIView):
+    @extend_schema(
+        operation_id="documents_retry",
+        summary="Retry the failed ingestion of a document (editor)",
+        request=None,
+        responses={202: DocumentOutputSerializer, **error_responses(400, 403, 404)},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        document, _ = selectors.document_get(user=request.user, pk=pk, minimum=Role.EDITOR)
+        services.ingest_job_retry(document=document)
+        document = _documents_with_jobs(Document.objects.filter(pk=document.pk)).get()
+        return Response(DocumentOutputSerializer(document, context={"request": request}).data, status=202)
+
+
+# ---------------------------------------------------------------------------
+# Search
+# ---------------------------------------------------------------------------
+
+
+class SearchHitOutputSerializer(serializers.Serializer):
+    chunk_id = serializers.IntegerField()
+    score = serializers.FloatField(help_text="Fused score (higher is better).")
+    ranks = serializers.DictField(
+        child=serializers.IntegerField(allow_null=True),
+        help_text="1-based rank per retriever (e.g. bm25, dense); null when outside its candidate pool.",
+    )
+    scores = serializers.DictField(child=serializers.FloatField(allow_null=True), help_text="Score per retriever.")
+    document_id = serializers.IntegerField()
+    document_title = serializers.CharField()
+    page_start = serializers.IntegerField()
+    page_end = serializers.IntegerField()
+    section_title = serializers.CharField()
+    text = serializers.CharField()
+
+
+class SearchApi(APIView):
+    @extend_schema_serializer(component_name="SearchQuery")
+    class FilterSerializer(serializers.Serializer):
+        q = serializers.CharField(max_length=2000, help_text="The query.")
+        k = serializers.IntegerField(min_value=1, max_value=50, default=10)
+        mode = serializers.ChoiceField(choices=["rrf", "weighted", "bm25", "dense"], default="rrf")
+        document = serializers.ListField(
+            child=serializers.IntegerField(min_value=1), required=False, help_text="Only these document ids."
+        )
+
+    @extend_schema(
+        operation_id="search",
+        summary="Ranked chunks for a query, with each retriever's rank (any member)",
+        parameters=[FilterSerializer],
+        responses={
+            200: inline_serializer("SearchResult", {"results": SearchHitOutputSerializer(many=True)}),
+            **error_responses(400, 404),
+        },
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        from knowledge.indexing import index_search
+        from knowledge.models import Chunk
+
+        collection, _ = selectors.collection_get(user=request.user, slug=slug)
+        filters = self.FilterSerializer(
+            data={**request.query_params.dict(), "document": request.query_params.getlist("document")}
+        )
+        filters.is_valid(raise_exception=True)
+        params = filters.validated_data
+        hits = index_search(
+            collection=collection,
+            query=params["q"],
+            k=params["k"],
+            mode=params["mode"],
+            document_ids=params.get("document") or None,
+        )
+        chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
+        results = []
+        for hit in hits:
+            chunk = chunks.get(hit.chunk_id)
+            # A chunk deleted between the index read and this query is simply left out.
+            if chunk is None or chunk.document.collection_id != collection.pk:
+                continue
+            results.append(
+                {
+                    "chunk_id": hit.chunk_id,
+                    "score": hit.score,
+                    "ranks": dict(hit.ranks),
+                    "scores": dict(hit.scores),
+                    "document_id": chunk.document_id,
+                    "document_title": chunk.document.title,
+                    "page_start": chunk.page_start,
+                    "page_end": chunk.page_end,
+                    "section_title": chunk.section_title,
+                    "text": chunk.text,
+                }
+            )
+        return Response({"results": SearchHitOutputSerializer(results, many=True).data})
