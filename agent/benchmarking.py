@@ -217,10 +217,8 @@ def parse_benchmark(text: str) -> list[QuestionSpec]:
         if not isinstance(data.get("questions"), list):
             raise BenchmarkFormatError(1, 'expected a list of questions, or an object with a "questions" list')
         match = re.compile(r'"questions"\s*:\s*\[').search(text)
-        if match is None:  # escaped key spelling; fall back to positions at the top
-            items = [(0, q) for q in data["questions"]]
-        else:
-            items = _array_items(text, match.end() - 1)
+        # An escaped spelling of the key is not found: report such questions at line 1.
+        items = _array_items(text, match.end() - 1) if match else [(0, q) for q in data["questions"]]
     elif isinstance(data, list):
         items = _array_items(text, start)
     else:
@@ -286,10 +284,7 @@ def span_in_text(span: str, text: str, *, normalised: bool = False) -> bool:
     if s in t:
         return True
     least = max(1, math.ceil(len(s) * STRADDLE_MIN_SHARE))
-    for k in range(len(s) - 1, least - 1, -1):
-        if t.endswith(s[:k]) or t.startswith(s[-k:]):
-            return True
-    return False
+    return any(t.endswith(s[:k]) or t.startswith(s[-k:]) for k in range(len(s) - 1, least - 1, -1))
 
 
 # ---------------------------------------------------------------------------

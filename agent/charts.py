@@ -1,0 +1,184 @@
+"""Server-side SVG charts for benchmark reports, written by hand (no plotting library).
+
+Pure functions returning an SVG string. They work offline, print well, and are accessible:
+each chart has role="img", a <title> and a <desc> summarising the data, axis labels,
+a legend, and a <title> on every bar or point so a screen reader or a hover shows the value.
+Undefined values (None: a rate with no runs behind it) draw no bar and say "n/a".
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from html import escape
+
+# Colour-blind-safe palette (Okabe & Ito), each with enough contrast on white.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+FONT = 'font-family="system-ui, sans-serif"'
+
+_ids = itertools.count(1)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.0f}%"
+
+
+def _open(width: int, height: int, title: str, desc: str) -> tuple[str, str]:
+    n = next(_ids)
+    tid, did = f"chart-title-{n}", f"chart-desc-{n}"
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-labelledby="{tid} {did}" {FONT} font-size="12">'
+        f'<title id="{tid}">{escape(title)}</title><desc id="{did}">{escape(desc)}</desc>'
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>'
+        f'<text x="{width / 2:.0f}" y="20" text-anchor="middle" font-size="15" font-weight="600">{escape(title)}</text>'
+    )
+    return head, "</svg>"
+
+
+def grouped_bars(
+    *,
+    title: str,
+    groups: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float | None]]],
+    y_label: str = "rate",
+    width: int = 760,
+    height: int = 360,
+) -> str:
+    """Bars of rates in [0, 1]: one group per configuration, one bar per series within it."""
+    left, right, top, bottom = 56, 16, 56, 64
+    plot_w, plot_h = width - left - right, height - top - bottom
+    desc = "; ".join(
+        f"{g}: " + ", ".join(f"{name} {_pct(values[i])}" for name, values in series) for i, g in enumerate(groups)
+    )
+    head, tail = _open(width, height, title, desc)
+    parts = [head]
+    # Legend across the top, below the title.
+    x = left
+    for k, (name, _) in enumerate(series):
+        parts.append(f'<rect x="{x}" y="32" width="12" height="12" fill="{PALETTE[k % len(PALETTE)]}"/>')
+        parts.append(f'<text x="{x + 16}" y="42">{escape(name)}</text>')
+        x += 24 + 7 * len(name)
+    # Horizontal grid lines every 25%.
+    for tick in range(5):
+        y = top + plot_h - plot_h * tick / 4
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#dddddd"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick * 25}%</text>')
+    parts.append(
+        f'<text transform="translate(14 {top + plot_h / 2:.0f}) rotate(-90)" text-anchor="middle">{escape(y_label)}</text>'
+    )
+    group_w = plot_w / max(1, len(groups))
+    bar_w = group_w * 0.8 / max(1, len(series))
+    for i, g in enumerate(groups):
+        gx = left + i * group_w + group_w * 0.1
+        for k, (name, values) in enumerate(series):
+            value = values[i]
+            bx = gx + k * bar_w
+            label = f"{g}, {name}: {_pct(value)}"
+            if value is None:
+                parts.append(
+                    f'<text x="{bx + bar_w / 2:.1f}" y="{top + plot_h - 4}" text-anchor="middle" '
+                    f'font-size="9" fill="#666666"><title>{escape(label)}</title>n/a</text>'
+                )
+                continue
+            h = plot_h * max(0.0, min(1.0, value))
+            parts.append(
+                f'<rect x="{bx:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w * 0.92:.1f}" height="{h:.1f}" '
+                f'fill="{PALETTE[k % len(PALETTE)]}"><title>{escape(label)}</title></rect>'
+            )
+        parts.append(
+            f'<text x="{gx + group_w * 0.4:.1f}" y="{top + plot_h + 18}" text-anchor="middle">{escape(g)}</text>'
+        )
+    parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#333333"/>')
+    parts.append(tail)
+    return "".join(parts)
+
+
+def _nice_max(value: float) -> float:
+    """A round axis maximum at or above value (1, 2, 2.5 or 5 times a power of ten)."""
+    if value <= 0:
+        return 1.0
+    magnitude = 10 ** math.floor(math.log10(value))
+    return next(step * magnitude for step in (1, 2, 2.5, 5, 10) if step * magnitude >= value)
+
+
+def scatter(
+    *,
+    title: str,
+    points: Sequence[tuple[str, float | None, float | None]],
+    x_label: str,
+    y_label: str,
+    width: int = 760,
+    height: int = 360,
+) -> str:
+    """Labelled points (label, x, y); y is a rate in [0, 1], x any non-negative quantity."""
+    left, right, top, bottom = 64, 24, 40, 56
+    plot_w, plot_h = width - left - right, height - top - bottom
+    shown = [(label, x, y) for label, x, y in points if x is not None and y is not None]
+    missing = [label for label, x, y in points if x is None or y is None]
+    desc = "; ".join(f"{label}: {x_label} {x:.0f}, {y_label} {_pct(y)}" for label, x, y in shown)
+    if missing:
+        desc += "; no data for " + ", ".join(missing)
+    head, tail = _open(width, height, title, desc)
+    parts = [head]
+    x_max = _nice_max(max((x for _, x, _ in shown), default=1.0))
+    for tick in range(5):
+        y = top + plot_h - plot_h * tick / 4
+        x = left + plot_w * tick / 4
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#dddddd"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick * 25}%</text>')
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" stroke="#eeeeee"/>')
+        parts.append(
+            f'<text x="{x:.1f}" y="{top + plot_h + 16}" text-anchor="middle">{x_max * tick / 4:g}</text>'
+        )
+    parts.append(
+        f'<text x="{left + plot_w / 2:.0f}" y="{height - 12}" text-anchor="middle">{escape(x_label)}</text>'
+    )
+    parts.append(
+        f'<text transform="translate(16 {top + plot_h / 2:.0f}) rotate(-90)" text-anchor="middle">{escape(y_label)}</text>'
+    )
+    parts.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#333333"/>')
+    for k, (label, x, y) in enumerate(shown):
+        px = left + plot_w * min(1.0, x / x_max)
+        py = top + plot_h - plot_h * max(0.0, min(1.0, y))
+        colour = PALETTE[k % len(PALETTE)]
+        parts.append(
+            f'<circle cx="{px:.1f}" cy="{py:.1f}" r="6" fill="{colour}">'
+            f"<title>{escape(f'{label}: {x_label} {x:.0f}, {y_label} {_pct(y)}')}</title></circle>"
+        )
+        # Alternate label sides so neighbouring configurations do not print over each other.
+        dy = -10 if k % 2 == 0 else 18
+        parts.append(f'<text x="{px + 8:.1f}" y="{py + dy:.1f}">{escape(label)}</text>')
+    parts.append(tail)
+    return "".join(parts)
+
+
+def report_charts(report) -> dict[str, str]:
+    """The two charts of a benchmark report (an agent.benchmarking.Report): name -> SVG.
+
+    Accuracy is the human-graded score where any run is graded, else the automatic proxy;
+    the chart's series name says which one is shown.
+    """
+    configs = report.configs
+    rows = [report.overall[c] for c in configs]
+    human = any(m.accuracy is not None for m in rows)
+    acc_name = "accuracy (human)" if human else "accuracy (automatic proxy)"
+    acc = [m.accuracy if human else m.proxy_accuracy for m in rows]
+    bars = grouped_bars(
+        title="Outcome rates per configuration",
+        groups=configs,
+        series=[
+            (acc_name, acc),
+            ("hallucination (out-of-scope answered)", [m.hallucination for m in rows]),
+            ("refusal", [m.refused for m in rows]),
+            ("false premise debunked", [m.false_premise_debunked for m in rows]),
+        ],
+    )
+    points = scatter(
+        title="Latency vs accuracy",
+        points=[(c, m.latency_p50_ms, a) for c, m, a in zip(configs, rows, acc, strict=True)],
+        x_label="median latency (ms)",
+        y_label=acc_name,
+    )
+    return {"rates": bars, "latency": points}
