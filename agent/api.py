@@ -23,7 +23,7 @@ from agent import selectors
 from agent.models import Citation, Review, Run, RunStep
 from knowledge import selectors as knowledge_selectors
 from knowledge.api import PAGE_PARAMETERS, ordering_field, paginated, parse_filters, parse_input
-from knowledge.api_errors import error_responses
+from knowledge.api_errors import Conflict, error_responses
 from knowledge.models import Role
 
 
@@ -262,3 +262,29 @@ class RunReviewListApi(APIView):
         run = selectors.run_get(user=request.user, pk=pk)
         reviews = Review.objects.filter(run=run).select_related("reviewer").order_by("-created_at", "-pk")
         return paginated(self, request, reviews, ReviewOutputSerializer)
+
+    @extend_schema(
+        operation_id="reviews_create",
+        summary="Grade a finished run (reviewer); a second review by the same person replaces the first",
+        request=InputSerializer,
+        responses={
+            201: ReviewOutputSerializer,
+            200: OpenApiResponse(ReviewOutputSerializer, description="Your earlier review, updated."),
+            **error_responses(400, 403, 404, 409),
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        from agent.services_benchmark import review_create
+
+        run = selectors.run_get(user=request.user, pk=pk)
+        role = knowledge_selectors.collection_role(user=request.user, collection=run.collection)
+        if not knowledge_selectors.role_at_least(role, Role.REVIEWER):
+            raise PermissionDenied("Reviewing needs the reviewer role on this collection.")
+        data = parse_input(self.InputSerializer, request)
+        if run.status != Run.Status.DONE:
+            raise Conflict("Only a finished answer can be reviewed.")
+        existed = Review.objects.filter(run=run, reviewer=request.user).exists()
+        review = review_create(run=run, reviewer=request.user, **data)
+        return Response(
+            ReviewOutputSerializer(review).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+        )

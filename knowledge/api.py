@@ -506,7 +506,14 @@ class SearchApi(APIView):
     class FilterSerializer(serializers.Serializer):
         q = serializers.CharField(max_length=2000, help_text="The query.")
         k = serializers.IntegerField(min_value=1, max_value=50, default=10)
-        mode = serializers.ChoiceField(choices=["rrf", "weighted", "bm25", "dense"], default="rrf")
+        mode = serializers.ChoiceField(
+            choices=["rrf", "minmax", "bm25", "dense"], default="rrf",
+            help_text="rrf: reciprocal rank fusion; minmax: weighted min-max fusion; or one retriever alone.",
+        )
+        rerank = serializers.ChoiceField(
+            choices=["sentence", "llm"], required=False,
+            help_text="Rerank the fused pool: best-sentence similarity (offline) or the LLM.",
+        )
         document = serializers.ListField(
             child=serializers.IntegerField(min_value=1), required=False, help_text="Only these document ids."
         )
@@ -536,6 +543,7 @@ class SearchApi(APIView):
             k=params["k"],
             mode=params["mode"],
             document_ids=params.get("document") or None,
+            rerank=params.get("rerank"),
         )
         chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
         results = []

@@ -13,6 +13,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers, status
+from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -95,3 +96,9 @@ def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
     """OpenAPI responses for the given error statuses, plus 401 and 429 that any call can get."""
     wanted = sorted({401, 429, *statuses})
     return {s: OpenApiResponse(ErrorSerializer, description=_DESCRIPTIONS[s]) for s in wanted}
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+    default_detail = "The object's current state does not allow this."
