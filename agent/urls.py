@@ -13,3 +13,22 @@ urlpatterns = [
     path("runs/<int:pk>/retry/", views.run_retry, name="run_retry"),
     path("runs/<int:pk>/citations/<int:marker>/", views.citation_panel, name="citation_panel"),
 ]
+
+# Benchmarks and the review queue (agent/views_review.py).
+from agent import views_review  # noqa: E402
+
+_bench = "collections/<slug:slug>/benchmarks/"
+urlpatterns += [
+    path(_bench, views_review.benchmark_list, name="benchmark_list"),
+    path(_bench + "import/", views_review.benchmark_import, name="benchmark_import"),
+    path(_bench + "<int:set_id>/", views_review.benchmark_set, name="benchmark_set"),
+    path(_bench + "<int:set_id>/start/", views_review.benchmark_start, name="benchmark_start"),
+    path(_bench + "<int:set_id>/compare/", views_review.benchmark_compare, name="benchmark_compare"),
+    path(_bench + "<int:set_id>/runs/<slug:label>/", views_review.benchmark_report, name="benchmark_report"),
+    path(_bench + "<int:set_id>/runs/<slug:label>/progress/", views_review.benchmark_progress,
+         name="benchmark_progress"),
+    path(_bench + "<int:set_id>/runs/<slug:label>/export.<str:fmt>", views_review.benchmark_export,
+         name="benchmark_export"),
+    path("collections/<slug:slug>/review/", views_review.review_queue, name="review_queue"),
+    path("collections/<slug:slug>/review/<int:run_id>/", views_review.review_submit, name="review_submit"),
+]
