@@ -42,7 +42,7 @@ def config_choices() -> list[str]:
     return [default, *[n for n in names if n != default]] if default in names else names
 
 
-def _ask_context(*, collection=None, collections=None, question: str = "", config_name: str = "") -> dict:
+def ask_context(*, collection=None, collections=None, question: str = "", config_name: str = "") -> dict:
     return {
         "ask_collection": collection,
         "ask_collections": collections,
@@ -77,7 +77,7 @@ def ask(request: HttpRequest) -> HttpResponse:
             messages.error(request, " ".join(exc.messages))
         else:
             return redirect("agent:run_detail", pk=run.pk)
-    context = _ask_context(collections=collections, question=question, config_name=config_name)
+    context = ask_context(collections=collections, question=question, config_name=config_name)
     context["chosen_slug"] = chosen
     return render(request, "agent/ask.html", context, status=400 if request.method == "POST" else 200)
 

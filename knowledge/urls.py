@@ -16,6 +16,9 @@ urlpatterns = [
         views.team_access_remove,
         name="team_access_remove",
     ),
+    path("collections/<slug:slug>/search/", views.collection_search, name="collection_search"),
     path("teams/", views.team_list, name="team_list"),
     path("teams/<slug:slug>/", views.team_detail, name="team_detail"),
+    path("settings/tokens/", views.api_tokens, name="api_tokens"),
+    path("settings/tokens/<int:pk>/revoke/", views.api_token_revoke, name="api_token_revoke"),
 ]

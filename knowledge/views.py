@@ -165,3 +165,69 @@ def team_detail(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("knowledge:team_detail", slug=slug)
     members = team.memberships.select_related("user").order_by("user__username")
     return render(request, "knowledge/team_detail.html", {"team": team, "members": members, "is_admin": is_admin})
+
+
+SEARCH_RESULTS = 10
+
+
+@login_required
+def collection_search(request: HttpRequest, slug: str) -> HttpResponse:
+    """Quick search: the fused ranking with each retriever's rank (why an answer cited what it cited).
+
+    `?fragment=1` returns only the results table, for the search box on the collection page.
+    """
+    from knowledge.indexing import index_search
+    from knowledge.models import Chunk
+
+    collection, _ = selectors.collection_get(user=request.user, slug=slug)
+    query = request.GET.get("q", "").strip()[:500]
+    context: dict = {"collection": collection, "query": query, "results": None, "error": ""}
+    if query:
+        hits = index_search(collection=collection, query=query, k=SEARCH_RESULTS, mode="rrf")
+        chunks = Chunk.objects.filter(
+            pk__in=[h.chunk_id for h in hits], document__collection=collection
+        ).select_related("document")
+        by_id = {c.pk: c for c in chunks}
+        context["results"] = [
+            {"hit": h, "chunk": by_id[h.chunk_id], "bm25": h.ranks.get("bm25"), "dense": h.ranks.get("dense")}
+            for h in hits
+            if h.chunk_id in by_id
+        ]
+    if request.GET.get("fragment"):
+        return render(request, "knowledge/_search_results.html", context)
+    return render(request, "knowledge/collection_search.html", context)
+
+
+# ---------------------------------------------------------------------------
+# API tokens (settings page): create shows the token once, list, revoke
+# ---------------------------------------------------------------------------
+
+
+@login_required
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """List the user's API tokens; a POST creates one and shows it on this response only.
+
+    The new token is rendered, never redirected to: it must not travel through the session
+    or a message, since only its hash is kept.
+    """
+    from knowledge.api_auth import api_token_create, api_token_list
+
+    new_token = ""
+    if request.method == "POST":
+        name = request.POST.get("name", "").strip()
+        if not name:
+            messages.error(request, "Give the token a name, e.g. the tool that will use it.")
+        else:
+            _, new_token = api_token_create(user=request.user, name=name)
+    context = {"tokens": api_token_list(user=request.user), "new_token": new_token}
+    return render(request, "knowledge/api_tokens.html", context)
+
+
+@login_required
+@require_POST
+def api_token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    from knowledge.api_auth import api_token_revoke as revoke
+
+    token = revoke(user=request.user, pk=pk)
+    messages.success(request, f"Token {token.name!r} was revoked; it no longer works.")
+    return redirect("knowledge:api_tokens")

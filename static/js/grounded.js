@@ -7,6 +7,9 @@
  */
 (function () {
   "use strict";
+  // Loaded once per page even if two templates include it, so handlers are bound once.
+  if (window.groundedLoaded) { return; }
+  window.groundedLoaded = true;
 
   var POLL_MS = 1000;
   var POLL_MAX_MS = 5000;

@@ -229,3 +229,16 @@ def test_stage_summary_reads_counts_and_missing_facts():
     view = stage_view("audit", {}, {"verdict": "INSUFFICIENT_RETRY", "missing": [{"fact": "the value of b"}]})
     assert view.verdict == "INSUFFICIENT_RETRY" and view.missing == ["the value of b"]
     assert stage_view("retrieve", {"query": "q"}, {"chunk_ids": [1, 2, 3]}).hits == 3
+
+
+def test_the_collection_page_has_the_ask_form_and_the_search_box(client, collection, bob, password):
+    body = _login(client, bob, password).get(reverse("knowledge:collection_detail", args=[collection.slug])).content.decode()
+    assert f'action="{reverse("agent:collection_ask", args=[collection.slug])}"' in body
+    assert '<option value="agentic" selected>' in body
+    assert f'action="{reverse("knowledge:collection_search", args=[collection.slug])}"' in body
+
+
+def test_charlie_gets_404_for_the_search_of_a_collection_he_is_not_in(client, collection, charlie, password):
+    _login(client, charlie, password)
+    response = client.get(reverse("knowledge:collection_search", args=[collection.slug]), {"q": "bm25"})
+    assert response.status_code == 404
