@@ -19,6 +19,6 @@ app.autodiscover_tasks()
 def _make_broker_folders(sender: Celery, **kwargs: object) -> None:
     # kombu's filesystem transport expects its folders to exist.
     options = sender.conf.broker_transport_options or {}
-    for key in ("data_folder_in", "data_folder_out", "processed_folder"):
+    for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
         if key in options:
             os.makedirs(options[key], exist_ok=True)

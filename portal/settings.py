@@ -244,6 +244,7 @@ else:
         "data_folder_in": str(BROKER_DIR / "out"),
         "data_folder_out": str(BROKER_DIR / "out"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
         "polling_interval": 0.1,
     }

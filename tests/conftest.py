@@ -119,8 +119,9 @@ def celery_worker_process(settings, tmp_path):
             "data_folder_in": str(broker / "out"),
             "data_folder_out": str(broker / "out"),
             "processed_folder": str(broker / "processed"),
+            "control_folder": str(broker / "control"),
         }
-        for sub in ("out", "processed"):
+        for sub in ("out", "processed", "control"):
             (broker / sub).mkdir(parents=True, exist_ok=True)
         # The web side publishes with the same folders as the worker.
         from portal.celery import app
