@@ -144,7 +144,7 @@ class FakeOpenAI:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 # Quiet: pytest shows the failing assertion, not an access log.
                 pass
 
@@ -156,7 +156,7 @@ class FakeOpenAI:
                 except json.JSONDecodeError:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
                 with fake._lock:
-                    fake.requests.append(RecordedRequest(self.path, dict(self.headers), body))
+                    fake.requests.append(RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                 if self.path.rstrip("/").endswith("/chat/completions"):
                     fake._chat(self, body)
                 elif self.path.rstrip("/").endswith("/embeddings"):
@@ -166,7 +166,9 @@ class FakeOpenAI:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True)
+        # A short poll interval, so stop() (and each test's teardown) takes milliseconds.
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="fake-openai", daemon=True)
         self._thread.start()
         return self
 
