@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import NoReverseMatch, reverse
 
@@ -242,3 +244,29 @@ def test_charlie_gets_404_for_the_search_of_a_collection_he_is_not_in(client, co
     _login(client, charlie, password)
     response = client.get(reverse("knowledge:collection_search", args=[collection.slug]), {"q": "bm25"})
     assert response.status_code == 404
+
+
+def test_quick_search_shows_the_fused_ranking_with_each_retriever_rank(client, collection, bob, password):
+    from knowledge.indexing import index_rebuild
+
+    document = make_document(collection=collection, title="Okapi at TREC")
+    make_chunk(document=document, text=CHUNK_TEXT, section_title="2 Method", page_start=4)
+    make_chunk(document=document, text="Dense passage retrieval encodes questions with a BERT encoder.")
+    # More passages, so a word found in one chunk has a positive BM25 idf.
+    for text in ("Sparse vectors are stored in compressed rows.", "Evaluation used nDCG at ten.",
+                 "Annotators labelled relevance on a graded scale."):
+        make_chunk(document=document, text=text)
+    index_rebuild(collection=collection)
+    _login(client, bob, password)
+    url = reverse("knowledge:collection_search", args=[collection.slug])
+    body = client.get(url, {"q": "BM25 k1 saturation", "fragment": "1"}).content.decode()
+    assert "<html" not in body and "BM25 rank" in body and "Dense rank" in body
+    rows = body.split("<tr>")[2:]
+    assert "Okapi at TREC" in rows[0] and "2 Method" in rows[0]
+    # The first passage is ranked 1st by BM25 (the only one with these words) and by dense.
+    position, _score, bm25_rank, _dense_rank = re.findall(r'<td class="num">(.*?)</td>', rows[0])
+    assert (position, bm25_rank) == ("1", "1")
+    # Passages without any of the query's words have no BM25 rank, only a dense one.
+    assert any(re.findall(r'<td class="num">(.*?)</td>', row)[2] == "–" for row in rows[1:])
+    full = client.get(url, {"q": "BM25 k1 saturation"}).content.decode()
+    assert "<html" in full and "Okapi at TREC" in full
