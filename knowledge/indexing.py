@@ -1,0 +1,269 @@
+"""The per-collection search index: the Django edge of knowledge.retrieval.
+
+The index is derived data. `index_rebuild` builds it from the READY documents' chunks into
+an immutable folder `INDEX_ROOT/<collection id>/<version>/` and bumps
+`Collection.index_version`; `index_search` loads the version the database names (once per
+process, cached by (collection, version)) and searches it. A process that holds an older
+version notices on its next search, because it reads `index_version` from the database
+every time, and reloads. See docs/retrieval.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db.models import F
+
+from knowledge.models import Chunk, Collection, Document
+from knowledge.retrieval.engine import MODES, HybridSearcher, SearchHit, needs_vector
+from knowledge.retrieval.rerank import LLMReranker, Reranker, SentenceReranker
+from knowledge.retrieval.store import IndexData, read_index, write_index
+
+log = logging.getLogger(__name__)
+
+RERANKERS = ("sentence", "llm")
+# Loaded indexes by collection folder (INDEX_ROOT/<id>, so tests with their own INDEX_ROOT
+# never share one): (version, searcher). One entry per collection, so an old version is
+# dropped (and its memory maps closed once unreferenced) when a new one loads.
+_LOADED: dict[Path, tuple[int, HybridSearcher]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def collection_index_dir(collection_id: int) -> Path:
+    return Path(settings.INDEX_ROOT) / str(collection_id)
+
+
+def _split_sentences(text: str) -> list[str]:
+    # The agent's local roles quote sentences with the same splitter, so a sentence the
+    # reranker scores is a sentence the auditor can cite.
+    from agent.local.text import split_sentences
+
+    return split_sentences(text)
+
+
+def _chunk_vectors(rows: list[tuple], embedder: Any) -> np.ndarray:
+    """Chunk vectors from the embedding cache by text_hash; chunks without one are embedded."""
+    from knowledge.embedding_cache import embed_with_cache, vectors_for_keys
+
+    cached = vectors_for_keys(r[3] for r in rows if r[3])
+    out = np.zeros((len(rows), embedder.dim), dtype=np.float32)
+    missing: list[int] = []
+    for i, row in enumerate(rows):
+        vec = cached.get(row[3]) if row[3] else None
+        if vec is None or vec.shape[0] != embedder.dim:
+            missing.append(i)
+        else:
+            out[i] = vec
+    if missing:
+        out[missing] = embed_with_cache([rows[i][2] for i in missing], embedder=embedder)
+    return out
+
+
+def _build(collection_id: int) -> IndexData:
+    from knowledge.embedding_cache import default_embedder, embed_with_cache
+    from knowledge.retrieval.bm25 import BM25Index
+    from knowledge.retrieval.tokenize import tokenize
+
+    rows = list(
+        Chunk.objects.filter(document__collection_id=collection_id, document__status=Document.Status.READY)
+        .order_by("document_id", "ordinal")
+        .values_list("id", "document_id", "text", "text_hash", "is_reference")
+    )
+    embedder = default_embedder()
+    vectors = _chunk_vectors(rows, embedder) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
+    sentences: list[str] = []
+    offsets = [0]
+    for row in rows:
+        sentences.extend(_split_sentences(row[2]))
+        offsets.append(len(sentences))
+    sent_vectors = embed_with_cache(sentences, embedder=embedder) if sentences else np.zeros(
+        (0, embedder.dim), dtype=np.float32)
+    return IndexData(
+        chunk_ids=np.array([r[0] for r in rows], dtype=np.int64),
+        document_ids=np.array([r[1] for r in rows], dtype=np.int64),
+        is_reference=np.array([r[4] for r in rows], dtype=bool),
+        bm25=BM25Index.build(tokenize(r[2]) for r in rows),
+        vectors=vectors,
+        sent_vectors=sent_vectors,
+        sent_offsets=np.array(offsets, dtype=np.int64),
+        meta={"embedding_model": embedder.model_id, "collection": collection_id},
+    )
+
+
+def index_rebuild(*, collection: Collection) -> int:
+    """Rebuild the collection's index from its READY documents and return the new version.
+
+    Steps, under a file lock per collection so two workers never write at once:
+    1. read the chunks and their cached vectors (embedding only what the cache lacks);
+    2. write version N+1 into a fresh folder (atomic rename, see retrieval.store);
+    3. bump Collection.index_version with an F() update, so readers switch to N+1;
+    4. delete versions older than N: N itself stays one round for processes that are
+       between reading the version number and opening its files.
+    The lock is taken before reading the chunks: a rebuild that starts after a commit
+    always sees that commit, so the last rebuild to finish has the newest state.
+    """
+    from filelock import FileLock
+
+    root = collection_index_dir(collection.pk)
+    root.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root / ".lock")):
+        data = _build(collection.pk)
+        current = Collection.objects.filter(pk=collection.pk).values_list("index_version", flat=True).get()
+        new = current + 1
+        data.meta["version"] = new
+        write_index(data, root / str(new))
+        Collection.objects.filter(pk=collection.pk).update(index_version=F("index_version") + 1)
+        collection.index_version = new
+        for old in root.iterdir():
+            if old.is_dir() and ((old.name.isdigit() and int(old.name) < current) or old.name.startswith(".")):
+                shutil.rmtree(old, ignore_errors=True)
+    log.info("index of collection %s is now version %s (%s chunks)", collection.pk, new, data.size)
+    return new
+
+
+def _searcher(collection: Collection, version: int) -> HybridSearcher:
+    root = collection_index_dir(collection.pk)
+    with _LOAD_LOCK:
+        loaded = _LOADED.get(root)
+        if loaded and loaded[0] == version:
+            return loaded[1]
+    folder = root / str(version)
+    if not (folder / "manifest.json").exists():
+        # The files are derived data: a fresh volume (or a lost folder) is rebuilt, not an error.
+        log.warning("index files of collection %s version %s are missing; rebuilding", collection.pk, version)
+        version = index_rebuild(collection=collection)
+        folder = root / str(version)
+    searcher = HybridSearcher(read_index(folder))
+    with _LOAD_LOCK:
+        _LOADED[root] = (version, searcher)
+    return searcher
+
+
+def _matches(document: tuple[int, str, Any], filters: Mapping[str, Any]) -> bool:
+    _, title, metadata = document
+    metadata = metadata if isinstance(metadata, dict) else {}
+    for key, wanted in filters.items():
+        if wanted in (None, "", []):
+            continue
+        if key == "title":
+            haystack = f"{title} {metadata.get('title', '')}".casefold()
+            if str(wanted).casefold() not in haystack:
+                return False
+        elif key == "year":
+            year = metadata.get("year")
+            try:
+                year = int(year)
+            except (TypeError, ValueError):
+                return False
+            lo, hi = (wanted if isinstance(wanted, (list, tuple)) else (wanted, wanted))
+            if not (int(lo) <= year <= int(hi)):
+                return False
+        elif key in ("tag", "tags"):
+            tags = metadata.get("tags", metadata.get("tag", []))
+            tags = [tags] if isinstance(tags, str) else list(tags or [])
+            wanted_tags = [wanted] if isinstance(wanted, str) else list(wanted)
+            have = {str(t).casefold() for t in tags}
+            if not all(str(t).casefold() in have for t in wanted_tags):
+                return False
+        else:
+            raise ValueError(f"Unknown filter {key!r}: use title, year or tag.")
+    return True
+
+
+def _allowed_mask(collection: Collection, searcher: HybridSearcher, document_ids: list[int] | None,
+                  filters: Mapping[str, Any] | None) -> np.ndarray | None:
+    """Rows of the index whose document is READY now and passes the filters (None: all rows)."""
+    docs = Document.objects.filter(collection=collection, status=Document.Status.READY)
+    if document_ids is not None:
+        docs = docs.filter(pk__in=document_ids)
+    rows = list(docs.values_list("id", "title", "metadata"))
+    if filters:
+        rows = [r for r in rows if _matches(r, filters)]
+    allowed = np.array([r[0] for r in rows], dtype=np.int64)
+    mask = np.isin(searcher.data.document_ids, allowed)
+    return None if mask.all() else mask
+
+
+@lru_cache(maxsize=256)
+def _query_vector(model_id: str, query: str) -> np.ndarray:
+    from knowledge.embedding_cache import default_embedder
+
+    return default_embedder().embed([query])[0]
+
+
+def _llm_score_fn():  # type: ignore[no-untyped-def]
+    from pydantic import BaseModel, Field
+
+    from agent.llm import LLMClient
+
+    class Grades(BaseModel):
+        scores: list[int] = Field(description="one 0-10 relevance grade per passage, in order")
+
+    client = LLMClient.from_settings()
+
+    def score(query: str, passages: list[str]) -> list[float]:
+        numbered = "\n\n".join(f"[{i}] {p[:1500]}" for i, p in enumerate(passages))
+        messages = [
+            {"role": "system", "content": (
+                "Grade how well each passage answers or gives evidence for the query, from 0 "
+                "(unrelated) to 10 (directly answers it). Reply with one grade per passage, in order.")},
+            {"role": "user", "content": f"Query: {query}\n\nPassages:\n{numbered}"},
+        ]
+        grades, _usage = client.structured(messages, Grades)
+        if len(grades.scores) != len(passages):
+            raise ValueError(f"the LLM graded {len(grades.scores)} of {len(passages)} passages")
+        return [float(g) for g in grades.scores]
+
+    return score
+
+
+def _reranker(name: str | None, searcher: HybridSearcher) -> Reranker | None:
+    if name in (None, ""):
+        return None
+    if name == "sentence":
+        return SentenceReranker()
+    if name == "llm":
+        ids = searcher.data.chunk_ids
+
+        def text_of(position: int) -> str:
+            return Chunk.objects.values_list("text", flat=True).get(pk=int(ids[position]))
+
+        return LLMReranker(_llm_score_fn(), text_of)
+    raise ValueError(f"Unknown reranker {name!r}: use one of {', '.join(RERANKERS)}.")
+
+
+def index_search(*, collection: Collection, query: str, k: int = 5, mode: str = "rrf",
+                 document_ids: list[int] | None = None, rerank: str | None = None,
+                 filters: Mapping[str, Any] | None = None) -> list[SearchHit]:
+    """The k best chunks of the collection for `query`, best first.
+
+    mode: "bm25", "dense", "rrf" (default) or "minmax"; rerank: None, "sentence" or "llm".
+    document_ids and filters ({"title": str, "year": int | (lo, hi), "tag": str}) restrict
+    the documents searched. Only chunks of documents that are READY at the time of the
+    call are returned, even if the loaded index still holds older ones.
+    """
+    if mode not in MODES:
+        raise ValueError(f"Unknown search mode {mode!r}: use one of {', '.join(MODES)}.")
+    version = Collection.objects.filter(pk=collection.pk).values_list("index_version", flat=True).first()
+    if not version or not query.strip():
+        return []
+    searcher = _searcher(collection, version)
+    allowed = _allowed_mask(collection, searcher, document_ids, filters)
+    if allowed is not None and not allowed.any():
+        return []
+    vector = None
+    if needs_vector(mode, rerank):
+        vector = _query_vector(searcher.data.meta.get("embedding_model", ""), query)
+    hits = searcher.search(query, query_vector=vector, k=k, mode=mode, allowed=allowed,
+                           reranker=_reranker(rerank, searcher))
+    # Belt and braces: a chunk deleted after the document check above is still never shown.
+    live = set(Chunk.objects.filter(pk__in=[h.chunk_id for h in hits]).values_list("pk", flat=True))
+    return [h for h in hits if h.chunk_id in live]

@@ -1,0 +1,123 @@
+"""BM25 Okapi as a sparse matrix of precomputed term weights.
+
+The scores are exactly rank-bm25's `BM25Okapi` (k1=1.5, b=0.75, epsilon=0.25) for the same
+token lists: idf = ln(N - n + 0.5) - ln(n + 0.5), and a term whose idf is negative (it is
+in more than half the chunks) gets epsilon * mean(idf) instead. Because the weight of a
+(term, chunk) pair does not depend on the query, it is computed once at build time:
+
+    W[t, d] = idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * len(d) / avgdl))
+
+and a query is one sparse product, scores = q @ W, where q counts the query's terms
+(rank-bm25 adds a repeated query term twice, so do we).
+W is stored term-major (CSR, one row per term) so a query only touches its terms' rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+K1 = 1.5
+B = 0.75
+EPSILON = 0.25
+
+
+@dataclass
+class BM25Index:
+    vocab: dict[str, int]
+    # (n_terms, n_chunks). float64: float32 would round scores of ~20 to about 1e-6, the
+    # tolerance we promise against rank-bm25.
+    weights: sparse.csr_matrix
+
+    @property
+    def n_chunks(self) -> int:
+        return self.weights.shape[1]
+
+    @classmethod
+    def build(cls, corpus: Iterable[Sequence[str]], *, k1: float = K1, b: float = B,
+              epsilon: float = EPSILON) -> BM25Index:
+        """Index token lists (one per chunk)."""
+        vocab: dict[str, int] = {}
+        term_ids: list[np.ndarray] = []
+        for tokens in corpus:
+            term_ids.append(np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens),
+                                        dtype=np.int64, count=len(tokens)))
+        return cls.from_term_ids(term_ids, vocab, k1=k1, b=b, epsilon=epsilon)
+
+    @classmethod
+    def from_term_ids(cls, docs: Sequence[np.ndarray], vocab: dict[str, int], *, k1: float = K1,
+                      b: float = B, epsilon: float = EPSILON) -> BM25Index:
+        """Index chunks given as arrays of term ids (the benchmark builds 1M chunks this way)."""
+        n_docs, n_terms = len(docs), len(vocab)
+        if n_docs == 0:
+            return cls(vocab=vocab, weights=sparse.csr_matrix((n_terms, 0), dtype=np.float64))
+        lengths = np.fromiter((len(d) for d in docs), dtype=np.int64, count=n_docs)
+        doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+        terms = np.concatenate(docs) if lengths.sum() else np.zeros(0, dtype=np.int64)
+        # Term frequencies: duplicates (term, doc) are summed by the COO -> CSR conversion.
+        tf = sparse.csr_matrix(
+            (np.ones(len(terms), dtype=np.float64), (terms, doc_of)), shape=(n_terms, n_docs)
+        )
+        tf.sum_duplicates()
+        avgdl = lengths.sum() / n_docs
+        df = np.diff(tf.indptr).astype(np.float64)
+        idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
+        if n_terms:
+            # Same order of operations as rank-bm25: the mean over every term, before flooring.
+            eps = epsilon * (idf.sum() / n_terms)
+            idf = np.where(idf < 0, eps, idf)
+        row_of = np.repeat(np.arange(n_terms), np.diff(tf.indptr))
+        f = tf.data
+        dl = lengths[tf.indices]
+        tf.data = idf[row_of] * (f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl)))
+        return cls(vocab=vocab, weights=tf)
+
+    def query_vector(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(term ids, counts) of the query tokens the index knows."""
+        ids = [self.vocab[t] for t in tokens if t in self.vocab]
+        if not ids:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        uniq, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
+        return uniq, counts.astype(np.float64)
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """Dense score vector over all chunks (0 for chunks sharing no term with the query)."""
+        ids, counts = self.query_vector(tokens)
+        out = np.zeros(self.n_chunks)
+        if len(ids) == 0:
+            return out
+        # One sparse product: the query's rows of W, weighted by the query term counts.
+        q = sparse.csr_matrix((counts, (np.zeros(len(ids), dtype=np.int64), ids)),
+                              shape=(1, self.weights.shape[0]))
+        prod = q @ self.weights
+        out[prod.indices] = prod.data
+        return out
+
+    def matching(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk positions, scores) of the chunks that contain at least one query term."""
+        ids, counts = self.query_vector(tokens)
+        if len(ids) == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        q = sparse.csr_matrix((counts, (np.zeros(len(ids), dtype=np.int64), ids)),
+                              shape=(1, self.weights.shape[0]))
+        prod = (q @ self.weights).tocsr()
+        return prod.indices.astype(np.int64), prod.data
+
+
+def top_k(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k best (position, score) pairs, best first; ties go to the lower position.
+
+    A partial sort (argpartition) then a sort of just the k winners.
+    """
+    if k <= 0 or len(scores) == 0:
+        return positions[:0], scores[:0]
+    if len(scores) > k:
+        # Include every entry tied with the k-th score so the tie-break below is exact.
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = np.flatnonzero(scores >= kth)
+        positions, scores = positions[keep], scores[keep]
+    order = np.lexsort((positions, -scores))[:k]
+    return positions[order], scores[order]

@@ -1,0 +1,107 @@
+"""Hybrid search over one loaded index: BM25, dense, their fusion, and an optional rerank.
+
+Pure: takes an IndexData and a query (text plus, when a mode needs it, its vector) and
+returns SearchHit dataclasses. The Django edge (knowledge.indexing) loads the index,
+embeds the query and checks the hits against the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from knowledge.retrieval.bm25 import top_k
+from knowledge.retrieval.dense import dense_search
+from knowledge.retrieval.fusion import Fused, Ranked, minmax, pool_size, rrf
+from knowledge.retrieval.rerank import Reranker
+from knowledge.retrieval.store import IndexData
+from knowledge.retrieval.tokenize import tokenize
+
+MODES = ("bm25", "dense", "rrf", "minmax")
+DENSE_MODES = ("dense", "rrf", "minmax")
+# Reference-list chunks match many queries on author names and title words without saying
+# anything themselves; their fused score is multiplied by this (docs/retrieval.md).
+REFERENCE_WEIGHT = 0.8
+DEFAULT_WEIGHTS: Mapping[str, float] = {"bm25": 1.0, "dense": 1.0}
+
+
+@dataclass
+class SearchHit:
+    chunk_id: int
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+    document_id: int = 0
+    position: int = -1  # row in the index, for callers that need the vector
+
+
+def needs_vector(mode: str, rerank: str | None) -> bool:
+    return mode in DENSE_MODES or rerank == "sentence"
+
+
+class HybridSearcher:
+    """Search one immutable index. Safe to share between threads (it never mutates)."""
+
+    def __init__(self, data: IndexData, *, weights: Mapping[str, float] | None = None,
+                 alpha: float = 0.7, reference_weight: float = REFERENCE_WEIGHT) -> None:
+        self.data = data
+        self.weights = dict(weights or DEFAULT_WEIGHTS)
+        self.alpha = alpha
+        self.reference_weight = reference_weight
+
+    def _bm25(self, query: str, pool: int, allowed: np.ndarray | None) -> Ranked:
+        positions, scores = self.data.bm25.matching(tokenize(query))
+        if allowed is not None:
+            keep = allowed[positions]
+            positions, scores = positions[keep], scores[keep]
+        return Ranked(*top_k(positions, scores, pool))
+
+    def _dense(self, vector: np.ndarray, pool: int, allowed: np.ndarray | None) -> Ranked:
+        return Ranked(*dense_search(self.data.vectors, vector, pool, allowed))
+
+    def candidates(self, query: str, *, query_vector: np.ndarray | None, k: int, mode: str,
+                   allowed: np.ndarray | None = None) -> list[Fused]:
+        """Ranked candidates of `mode`, best first, at most pool_size(k) per retriever."""
+        if mode not in MODES:
+            raise ValueError(f"Unknown search mode {mode!r}: use one of {', '.join(MODES)}.")
+        if self.data.size == 0 or k <= 0:
+            return []
+        pool = pool_size(k)
+        results: dict[str, Ranked] = {}
+        if mode in ("bm25", "rrf", "minmax"):
+            results["bm25"] = self._bm25(query, pool, allowed)
+        if mode in DENSE_MODES:
+            if query_vector is None:
+                raise ValueError(f"Mode {mode!r} needs the query vector.")
+            results["dense"] = self._dense(query_vector, pool, allowed)
+        if mode == "rrf":
+            fused = rrf(results, weights=self.weights)
+        elif mode == "minmax":
+            fused = minmax(results, alpha=self.alpha)
+        else:
+            # A single retriever: its own order and scores, no reference penalty (nothing is fused).
+            single = rrf(results)
+            for hit in single:
+                hit.score = hit.scores[mode]
+            return single
+        for hit in fused:
+            if self.data.is_reference[hit.position]:
+                hit.score *= self.reference_weight
+        fused.sort(key=lambda h: (-h.score, h.position))
+        return fused
+
+    def search(self, query: str, *, query_vector: np.ndarray | None = None, k: int = 5,
+               mode: str = "rrf", allowed: np.ndarray | None = None,
+               reranker: Reranker | None = None) -> list[SearchHit]:
+        fused = self.candidates(query, query_vector=query_vector, k=k, mode=mode, allowed=allowed)
+        if reranker is not None and fused:
+            fused = reranker.rerank(query, query_vector, fused[: pool_size(k)], self.data)
+        return [self.hit(f) for f in fused[:k]]
+
+    def hit(self, fused: Fused) -> SearchHit:
+        pos = fused.position
+        return SearchHit(chunk_id=int(self.data.chunk_ids[pos]), score=float(fused.score),
+                         ranks=dict(fused.ranks), scores=dict(fused.scores),
+                         document_id=int(self.data.document_ids[pos]), position=pos)

@@ -1,0 +1,110 @@
+"""On-disk layout of one immutable index version, and loading it back (memory-mapped).
+
+    <dir>/manifest.json          format, counts, dimension, embedding model
+    <dir>/chunk_ids.npy          int64, one per indexed chunk (row order of everything below)
+    <dir>/document_ids.npy       int64
+    <dir>/is_reference.npy       bool
+    <dir>/bm25_vocab.json        term -> row of W
+    <dir>/bm25_{data,indices,indptr}.npy   W as CSR (n_terms, n_chunks)
+    <dir>/vectors.npy            float32 (n_chunks, dim), L2-normalised
+    <dir>/sent_vectors.npy       float32 (n_sentences, dim), sentences of every chunk in order
+    <dir>/sent_offsets.npy       int64 (n_chunks + 1): chunk i owns rows offsets[i]:offsets[i+1]
+
+A version is written into a temporary sibling folder and renamed into place, so a reader
+sees either nothing or a complete version, never a half-written one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+
+from knowledge.retrieval.bm25 import BM25Index
+
+FORMAT = 1
+
+
+@dataclass
+class IndexData:
+    chunk_ids: np.ndarray
+    document_ids: np.ndarray
+    is_reference: np.ndarray
+    bm25: BM25Index
+    vectors: np.ndarray
+    sent_vectors: np.ndarray
+    sent_offsets: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return len(self.chunk_ids)
+
+
+def write_index(data: IndexData, target: Path) -> Path:
+    """Write `data` to `target` atomically (temporary folder + rename). Returns `target`."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        w = data.bm25.weights.tocsr()
+        arrays = {
+            "chunk_ids": np.asarray(data.chunk_ids, dtype=np.int64),
+            "document_ids": np.asarray(data.document_ids, dtype=np.int64),
+            "is_reference": np.asarray(data.is_reference, dtype=bool),
+            "bm25_data": w.data.astype(np.float64),
+            "bm25_indices": w.indices.astype(np.int32),
+            "bm25_indptr": w.indptr.astype(np.int64),
+            "vectors": np.asarray(data.vectors, dtype=np.float32),
+            "sent_vectors": np.asarray(data.sent_vectors, dtype=np.float32),
+            "sent_offsets": np.asarray(data.sent_offsets, dtype=np.int64),
+        }
+        for name, array in arrays.items():
+            np.save(tmp / f"{name}.npy", array)
+        (tmp / "bm25_vocab.json").write_text(json.dumps(data.bm25.vocab))
+        manifest = {
+            **data.meta,
+            "format": FORMAT,
+            "chunks": int(len(arrays["chunk_ids"])),
+            "terms": int(w.shape[0]),
+            "dim": int(arrays["vectors"].shape[1]) if arrays["vectors"].ndim == 2 else 0,
+            "sentences": int(len(arrays["sent_vectors"])),
+        }
+        # The manifest goes last: its presence marks a complete folder.
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def read_index(source: Path) -> IndexData:
+    """Load a version written by write_index; large arrays are memory-mapped, not read."""
+    source = Path(source)
+    manifest = json.loads((source / "manifest.json").read_text())
+
+    def arr(name: str) -> np.ndarray:
+        return np.load(source / f"{name}.npy", mmap_mode="r")
+
+    vocab = json.loads((source / "bm25_vocab.json").read_text())
+    weights = sparse.csr_matrix(
+        (arr("bm25_data"), arr("bm25_indices"), arr("bm25_indptr")),
+        shape=(manifest["terms"], manifest["chunks"]),
+    )
+    return IndexData(
+        chunk_ids=np.asarray(arr("chunk_ids")),
+        document_ids=np.asarray(arr("document_ids")),
+        is_reference=np.asarray(arr("is_reference")),
+        bm25=BM25Index(vocab=vocab, weights=weights),
+        vectors=arr("vectors"),
+        sent_vectors=arr("sent_vectors"),
+        sent_offsets=np.asarray(arr("sent_offsets")),
+        meta=manifest,
+    )
