@@ -438,3 +438,25 @@ def test_a_garbage_reply_in_a_role_surfaces_as_an_llm_error(fake_openai, llm_set
 
     assert "unreadable reply" in str(caught.value)
 
+
+
+def test_the_llm_roles_answer_with_a_verified_citation_in_three_calls(fake_openai, llm_client):
+    from agent.verify import CitationVerifier
+    from tests.fake_openai import grounded_responder
+
+    fake_openai.responder = grounded_responder
+    sources = list(reversed(_sources()))  # the hostile chunk first: it must not take over
+    question = "What kind of ranking function is BM25?"
+
+    plan = LLMPlanner(llm_client).plan(question)
+    audit = LLMAuditor(llm_client).audit(question, plan, sources, can_retry=True)
+    draft = LLMGenerator(llm_client).generate(question, sources, audit)
+    answer = CitationVerifier().verify(draft, sources)
+
+    assert len(fake_openai.chat_requests) == 3
+    assert audit.verdict == Verdict.SUFFICIENT
+    assert answer.outcome == Outcome.ANSWER
+    (citation,) = answer.citations
+    assert citation.chunk_id == 12 and citation.verified
+    assert "YES" not in answer.text
+    assert sum(u.calls for u in (plan.usage, audit.usage, draft.usage)) == 3
