@@ -154,12 +154,14 @@ def benchmark_start(
     configs: Sequence[str],
     split: str = bm.DEFAULT_SPLIT,
     label: str = "",
+    enqueue: bool = True,
 ) -> tuple[str, list[Run]]:
     """One BenchmarkRun per configuration, one ordinary Run per question x configuration.
 
     The Runs go through agent.services.run_create, so they are queued on the `answer`
     queue once this transaction commits, exactly like a question asked in the UI.
-    Returns the label that groups them, and the runs.
+    With enqueue=False nothing is queued: the caller answers the runs itself
+    (run_execute_in_process). Returns the label that groups them, and the runs.
     """
     from agent.services import run_create
 
@@ -177,6 +179,7 @@ def benchmark_start(
     label = label.strip() or _new_label()
     if BenchmarkRun.objects.filter(benchmark_set=benchmark_set, label=label).exists():
         raise ValidationError(f"A benchmark run labelled {label!r} already exists for this set.")
+    extra = {} if enqueue else {"enqueue": False}
     runs: list[Run] = []
     for config in configs:
         brun = BenchmarkRun.objects.create(
@@ -186,7 +189,7 @@ def benchmark_start(
             runs.append(
                 run_create(
                     collection=benchmark_set.collection, user=user, question=q.question,
-                    config_name=config, benchmark_run=brun, benchmark_question=q,
+                    config_name=config, benchmark_run=brun, benchmark_question=q, **extra,
                 )
             )
     return label, runs
