@@ -147,7 +147,8 @@ class LLMClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
-        self._json_schema_supported = True
+        # The best structured-output mode the server accepted: json_schema, json_object, none.
+        self._format_mode = "json_schema"
 
     @classmethod
     def from_settings(cls, **kwargs: Any) -> LLMClient:
@@ -277,20 +278,32 @@ class LLMClient:
         )
 
     def _structured_call(self, messages: list[Message], schema: type[BaseModel]) -> tuple[str, Usage]:
-        if self._json_schema_supported:
-            try:
-                return self.chat(messages, response_format=schema_response_format(schema))
-            except LLMError as exc:
-                # Servers without json_schema support answer 400/422; anything else is real.
-                if exc.kind != "rejected" or exc.status not in (400, 422):
-                    raise
-                log.warning("LLM server does not take json_schema (%s); using JSON mode from now on", exc)
-                with self._lock:
-                    self._json_schema_supported = False
+        """One request in the best output mode the server takes: json_schema, JSON mode, plain.
+
+        Servers that do not know a response_format answer 400/422; we step down one mode
+        and remember it for this client's later calls. Any other error is real.
+        """
         schema_text = json.dumps(schema.model_json_schema(), separators=(",", ":"))
         hint = {"role": "system", "content": (
             f"Reply with one JSON object, and nothing else, that validates against this JSON schema: {schema_text}")}
-        return self.chat([*messages, hint], response_format={"type": "json_object"})
+        while True:
+            mode = self._format_mode
+            if mode == "json_schema":
+                request, response_format = messages, schema_response_format(schema)
+            elif mode == "json_object":
+                request, response_format = [*messages, hint], {"type": "json_object"}
+            else:
+                request, response_format = [*messages, hint], None
+            try:
+                return self.chat(request, response_format=response_format)
+            except LLMError as exc:
+                if mode == "none" or exc.kind != "rejected" or exc.status not in (400, 422):
+                    raise
+                next_mode = "json_object" if mode == "json_schema" else "none"
+                log.warning("LLM server does not take response_format %s (%s); using %s from now on",
+                            mode, exc, next_mode)
+                with self._lock:
+                    self._format_mode = next_mode
 
 
 def _parse(text: str, schema: type[M]) -> M:

@@ -105,12 +105,14 @@ class FakeOpenAI:
         latency: float = 0.0,
         responder: Callable[[dict[str, Any]], Reply | str | dict | list] | None = None,
         json_schema_supported: bool = True,
+        json_mode_supported: bool = True,
         embedding_dim: int = 384,
     ) -> None:
         self.latency = latency
         self.responder = responder
         # False behaves like servers that reject response_format json_schema with a 400.
         self.json_schema_supported = json_schema_supported
+        self.json_mode_supported = json_mode_supported
         self.embedding_dim = embedding_dim
         self.replies: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
@@ -215,9 +217,11 @@ class FakeOpenAI:
 
     def _chat(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         fmt = (body.get("response_format") or {}).get("type")
-        if fmt == "json_schema" and not self.json_schema_supported:
+        if (fmt == "json_schema" and not self.json_schema_supported) or (
+            fmt == "json_object" and not self.json_mode_supported
+        ):
             self._send_json(handler, 400, {"error": {
-                "message": "response_format type json_schema is not supported", "type": "invalid_request_error",
+                "message": f"response_format type {fmt} is not supported", "type": "invalid_request_error",
                 "param": "response_format"}})
             return
         reply = self._next_reply(body)

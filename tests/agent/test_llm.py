@@ -198,6 +198,21 @@ def test_it_falls_back_to_json_mode_on_servers_without_json_schema(llm_settings)
     assert '"year"' in server.chat_requests[1].messages[-1]["content"]
 
 
+def test_it_falls_back_to_plain_replies_on_servers_without_any_response_format(llm_settings):
+    from dataclasses import replace
+
+    with FakeOpenAI(json_schema_supported=False, json_mode_supported=False) as server:
+        client = LLMClient(replace(llm_settings, base_url=server.base_url))
+        server.queue(GOOD, GOOD)
+
+        client.structured(USER, Finding)
+        result, usage = client.structured(USER, Finding)
+
+        formats = [r.body.get("response_format", {}).get("type") for r in server.chat_requests]
+    assert result == Finding(**GOOD) and usage.calls == 1
+    assert formats == ["json_schema", "json_object", None, None]
+
+
 def test_settings_configure_model_url_key_and_limits(settings, fake_openai):
     settings.LLM_MODEL = "my-local-model"
     settings.OPENAI_BASE_URL = fake_openai.base_url
