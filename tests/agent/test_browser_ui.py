@@ -1,0 +1,114 @@
+"""The web UI in a real browser: Playwright driving Debian's Chromium against the live server.
+
+Never downloads a browser: /usr/bin/chromium comes from Debian (`apt-get install chromium`).
+Screenshots go to $GROUNDED_SCREENSHOTS when set (`make screenshots` -> docs/screenshots).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import skip_or_fail
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls the test makes
+# between browser steps are ordinary blocking calls, which Django would otherwise refuse.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args():
+    if not CHROMIUM.exists():
+        skip_or_fail("needs Debian's Chromium at /usr/bin/chromium (apt-get install chromium)")
+    return {
+        "executable_path": str(CHROMIUM),
+        "headless": True,
+        "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"],
+    }
+
+
+@pytest.fixture
+def console_errors(page):
+    """JavaScript errors and console.error messages of the page; a test asserts it stays empty."""
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return errors
+
+
+def screenshot(page, name: str, *, full_page: bool = True) -> None:
+    folder = os.environ.get("GROUNDED_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=full_page)
+
+
+def log_in(page, live_server, user, password) -> None:
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", user.username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/collections/")
+
+
+def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
+    page, live_server, collection, alice, password, console_errors
+):
+    from agent.models import Run
+    from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
+
+    document = make_document(collection=collection, title="Okapi at TREC-3")
+    chunk = make_chunk(
+        document=document, section_title="2 The weighting function", page_start=4, page_end=4,
+        text="BM25 saturates term frequency with the constant k1, set to 1.2 in the experiments, "
+             "and normalises by document length with b = 0.75.",
+    )
+    run = make_run(collection=collection, user=alice, question="How does BM25 treat repeated terms?",
+                   status=Run.Status.RUNNING, outcome="")
+    log_in(page, live_server, alice, password)
+    page.goto(f"{live_server.url}/runs/{run.pk}/")
+    page.evaluate("window.__sameDocument = true")
+    page.get_by_text("Waiting for a worker").wait_for()
+
+    # The worker writes steps; the page shows them without reloading.
+    make_step(run=run, kind="plan", output={"sub_queries": ["bm25 term frequency saturation"]})
+    page.locator("[data-stage=plan]").get_by_text("bm25 term frequency saturation").wait_for()
+    make_step(run=run, kind="retrieve", input={"query": "bm25 term frequency saturation"},
+              output={"hits": [{"chunk_id": chunk.pk}]}, duration_ms=35)
+    make_step(run=run, kind="audit", output={"verdict": "SUFFICIENT", "missing": []})
+    page.locator("[data-stage=audit]").get_by_text("SUFFICIENT").wait_for()
+    make_citation(run=run, chunk=chunk, marker=1, quote="saturates term frequency with the constant k1")
+    run.status, run.outcome, run.latency_ms = Run.Status.DONE, Run.Outcome.ANSWER, 850
+    run.answer = "BM25 saturates repeated terms through k1 [1]."
+    run.save()
+    page.locator("#run[data-final='1']").wait_for()
+    assert page.evaluate("window.__sameDocument") is True
+    screenshot(page, "run-page")
+
+    page.locator(".answer-text button.cite").click()
+    mark = page.locator("#citation-panel mark")
+    mark.wait_for()
+    assert mark.inner_text() == "saturates term frequency with the constant k1"
+    panel = page.locator("#citation-panel")
+    assert "Okapi at TREC-3" in panel.inner_text() and "Page 4" in panel.inner_text()
+    screenshot(page, "citation-panel")
+
+    # Keyboard: Escape closes the panel; Tab reaches a marker; Enter opens it again.
+    page.keyboard.press("Escape")
+    assert panel.is_hidden()
+    page.locator(".sources button.cite").focus()
+    page.keyboard.press("Enter")
+    page.locator("#citation-panel mark").wait_for()
+
+    # 360 px: nothing wider than the screen.
+    page.set_viewport_size({"width": 360, "height": 740})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    screenshot(page, "run-page-360px", full_page=False)
+    assert console_errors == []
