@@ -1,0 +1,1 @@
+"""Local (offline, deterministic) implementations of the agent's roles."""

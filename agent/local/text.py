@@ -1,0 +1,184 @@
+"""Text helpers for the local roles: sentences, key terms, negation, antonyms, numbers."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.@_/]*[A-Za-z0-9%]|[A-Za-z0-9%]")
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[\(\"'])")
+NUMBER = re.compile(r"(?<![A-Za-z])(\d+(?:[.,]\d+)*)\s*(%|x\b|percent)?")
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing done down during each either else few for from
+    further had has have having he her here hers herself him himself his how however i if in into is it its
+    itself just me more most my myself nor of off on once only or other our ours ourselves out over own
+    same she should so some such than that the their theirs them themselves then there these they this
+    those through thus to too under until up upon very was we were what when where which while who whom
+    why will with would you your yours yourself yourselves paper papers authors author according use used
+    using uses study report reported reports describe described show shown shows find found work
+    get gets got make makes made give gives given much many one two way ways whether reach reaches
+    e.g i.e et al vs via per""".split()
+)
+
+# Negation cues; "fail to" and "unlike" flip a statement as surely as "not" does.
+NEGATIONS = frozenset(
+    """not no never without neither nor none cannot can't don't doesn't didn't isn't aren't wasn't
+    weren't won't hasn't haven't hadn't lack lacks lacking absence absent fail fails failed unable
+    nothing""".split()
+)
+
+_ANTONYM_PAIRS = [
+    ("increase", "decrease"), ("increase", "reduce"), ("increased", "decreased"), ("increases", "decreases"),
+    ("higher", "lower"), ("high", "low"), ("more", "less"), ("more", "fewer"), ("larger", "smaller"),
+    ("large", "small"), ("better", "worse"), ("improve", "degrade"), ("improves", "hurts"),
+    ("improved", "degraded"), ("positive", "negative"), ("max", "mean"), ("max", "average"),
+    ("max-pooling", "mean-pooling"), ("maximum", "mean"), ("min", "max"), ("learned", "fixed"),
+    ("learned", "sinusoidal"), ("before", "after"), ("early", "late"), ("enhance", "inhibit"),
+    ("enhances", "inhibits"), ("activate", "inhibit"), ("activates", "inhibits"), ("promote", "suppress"),
+    ("promotes", "suppresses"), ("up", "down"), ("upregulated", "downregulated"), ("gain", "loss"),
+    ("faster", "slower"), ("outperform", "underperform"), ("outperforms", "underperforms"),
+    ("always", "never"), ("all", "none"), ("same", "different"), ("similar", "different"),
+    ("supervised", "unsupervised"), ("dense", "sparse"), ("encoder", "decoder"), ("present", "absent"),
+    ("risk", "protective"), ("harmful", "beneficial"), ("elevated", "reduced"), ("rise", "fall"),
+    ("safe", "unsafe"), ("effective", "ineffective"), ("required", "unnecessary"),
+]
+ANTONYMS: dict[str, set[str]] = {}
+for _a, _b in _ANTONYM_PAIRS:
+    ANTONYMS.setdefault(_a, set()).add(_b)
+    ANTONYMS.setdefault(_b, set()).add(_a)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a chunk, whitespace-collapsed; tiny fragments are joined to the next one."""
+    flat = re.sub(r"\s+", " ", text).strip()
+    if not flat:
+        return []
+    parts = _SENT_END.split(flat)
+    out: list[str] = []
+    carry = ""
+    for part in parts:
+        part = (carry + " " + part).strip() if carry else part.strip()
+        if len(part) < 25:
+            carry = part
+            continue
+        carry = ""
+        out.append(part)
+    if carry:
+        if out:
+            out[-1] = out[-1] + " " + carry
+        else:
+            out.append(carry)
+    return out
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def stem(word: str) -> str:
+    return _stemmer().stemWord(word.lower())
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed content words in order, without stopwords, duplicates removed."""
+    seen: dict[str, None] = {}
+    for w in words(text):
+        if w in STOPWORDS or w in NEGATIONS or (len(w) < 2 and not w.isdigit()):
+            continue
+        seen.setdefault(stem(w), None)
+        # Identifiers keep their parts too ("gpt-3.5-turbo" also matches "turbo").
+        if "-" in w:
+            for part in w.split("-"):
+                if len(part) > 2 and part not in STOPWORDS:
+                    seen.setdefault(stem(part), None)
+    return list(seen)
+
+
+def anchor_terms(text: str) -> list[str]:
+    """Specific terms a passage must mention to be about the same thing: names, acronyms,
+    identifiers, numbers (a capital letter after the first character, a digit or a hyphen)."""
+    seen: dict[str, None] = {}
+    for i, raw in enumerate(_WORD.findall(text)):
+        token = raw.strip(".")
+        if not token or token.lower() in STOPWORDS:
+            continue
+        specific = any(c.isdigit() for c in token) or any(c.isupper() for c in token[1:])
+        # A capitalised word that does not start the text is a name ("Mixtral", "Robust").
+        specific = specific or (i > 0 and token[0].isupper() and len(token) > 2)
+        if specific:
+            seen.setdefault(stem(token), None)
+    return list(seen)
+
+
+def term_set(text: str) -> set[str]:
+    """All stems of a passage, for coverage checks (identifier parts included)."""
+    out: set[str] = set()
+    for w in words(text):
+        out.add(stem(w))
+        if "-" in w:
+            out.update(stem(p) for p in w.split("-") if p)
+    return out
+
+
+def coverage(terms: list[str], bag: set[str]) -> float:
+    if not terms:
+        return 0.0
+    return sum(1 for t in terms if t in bag) / len(terms)
+
+
+def negation_count(text: str) -> int:
+    ws = words(text)
+    n = sum(1 for w in ws if w in NEGATIONS or w.endswith("n't"))
+    n += len(re.findall(r"\b(?:rather than|instead of|not necessarily)\b", text, re.IGNORECASE))
+    return n
+
+
+def numbers(text: str) -> set[str]:
+    """Numbers with their unit where one is given ("2.58%", "25%", "4000")."""
+    out = set()
+    for value, unit in NUMBER.findall(text):
+        value = value.replace(",", "")
+        unit = "%" if unit in ("%", "percent") else (unit or "")
+        out.add(value + unit)
+    return out
+
+
+def _with_parts(ws: list[str]) -> set[str]:
+    out = set(ws)
+    for w in ws:
+        if "-" in w:
+            out.update(w.split("-"))
+    return out
+
+
+def antonym_clash(claim: str, evidence: str) -> bool:
+    """The evidence uses the opposite of a word the claim uses (and not the word itself)."""
+    cw = _with_parts(words(claim))
+    ew = _with_parts(words(evidence))
+    for w in cw:
+        opposite = ANTONYMS.get(w)
+        if opposite and w not in ew and opposite & ew and not (opposite & cw):
+            return True
+    return False
+
+
+def number_clash(claim: str, evidence: str) -> bool:
+    """The claim states a percentage or decimal the evidence does not, while the evidence
+    gives another one of the same kind for the same thing."""
+    cn = {n for n in numbers(claim) if "%" in n or "." in n}
+    if not cn:
+        return False
+    en = numbers(evidence)
+    if cn & en:
+        return False
+    kinds = {"%" in n for n in cn}
+    return any(("%" in n) in kinds and ("%" in n or "." in n) for n in en)
