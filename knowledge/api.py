@@ -471,7 +471,7 @@ class DocumentRetryApi(APIView):
         operation_id="documents_retry",
         summary="Retry the failed ingestion of a document (editor)",
         request=None,
-        responses={202: DocumentOutputSerializer, **error_responses(400, 403, 404)},
+        responses={202: DocumentOutputSerializer, **error_responses(403, 404, 409)},
     )
     def post(self, request: Request, pk: int) -> Response:
         document, _ = selectors.document_get(user=request.user, pk=pk, minimum=Role.EDITOR)

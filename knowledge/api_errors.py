@@ -23,6 +23,9 @@ logger = logging.getLogger(__name__)
 STATUS_BY_CODE = {
     "too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     "unsupported_type": status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+    # ingest_job_retry: the document's state does not allow a retry right now.
+    "busy": status.HTTP_409_CONFLICT,
+    "not_failed": status.HTTP_409_CONFLICT,
 }
 
 

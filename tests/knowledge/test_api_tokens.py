@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from knowledge.api_auth import api_token_create, hash_token
 from knowledge.models import ApiToken
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
 
 def _token_in(html: str) -> str:
