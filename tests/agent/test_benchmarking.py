@@ -288,3 +288,73 @@ def test_it_exports_csv_rows_with_empty_cells_for_undefined():
     assert header[:3] == ["config_name", "category", "runs"]
     numeric = next(r for r in rows if r[0] == "agentic" and r[1] == "numeric")
     assert numeric[header.index("hallucination")] == ""
+
+
+# ---------------------------------------------------------------------------
+# Charts
+# ---------------------------------------------------------------------------
+
+
+def test_it_draws_accessible_grouped_bars_and_skips_undefined_values():
+    from xml.etree import ElementTree as ET
+
+    from agent import charts
+
+    svg = charts.grouped_bars(
+        title="Rates <per> config", groups=["agentic", "bm25"],
+        series=[("accuracy", [0.5, 0.25]), ("hallucination", [None, 1.0])],
+    )
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    root = ET.fromstring(svg)  # well-formed, so the title's "<per>" was escaped
+    assert root.get("role") == "img"
+    assert root.find("s:title", ns).text == "Rates <per> config"
+    assert "agentic: accuracy 50%, hallucination n/a" in root.find("s:desc", ns).text
+    bars = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.find("s:title", ns) is not None]
+    assert [b.find("s:title", ns).text for b in bars] == [
+        "agentic, accuracy: 50%", "bm25, accuracy: 25%", "bm25, hallucination: 100%",
+    ]
+    # a bar's height is its share of the plot height (360 - 56 - 64 = 240 px)
+    assert float(bars[0].get("height")) == pytest.approx(120.0)
+
+
+def test_it_draws_the_report_charts_with_the_proxy_labelled():
+    from agent import charts
+
+    drawn = charts.report_charts(b.compute_report(_records()))
+    assert set(drawn) == {"rates", "latency"}
+    # two runs per configuration are graded, so human accuracy is shown
+    assert "accuracy (human)" in drawn["rates"]
+    ungraded = _records()
+    for r in ungraded:
+        r.grades = []
+    drawn = charts.report_charts(b.compute_report(ungraded))
+    assert "accuracy (automatic proxy)" in drawn["rates"] and "accuracy (human)" not in drawn["rates"]
+    assert "agentic: median latency (ms) 250" in drawn["latency"]
+
+
+# ---------------------------------------------------------------------------
+# import_benchmark command (database)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_it_imports_through_the_command_or_refuses_with_the_line(collection, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    from agent.models import BenchmarkSet
+    from tests.factories import make_document
+
+    make_document(collection=collection, original_name="paperA.pdf")
+    good = tmp_path / "good.json"
+    good.write_text(_dump(GOOD))
+    call_command("import_benchmark", str(good), collection=collection.slug, name="dev")
+    bset = BenchmarkSet.objects.get(name="dev")
+    assert bset.questions.count() == 2
+    assert bset.questions.get(question_id="Q1").extra == {"difficulty": "easy"}
+    assert bset.created_by.username == "alice"
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(_dump(GOOD).replace('"Q2"', '"Q1"'))
+    with pytest.raises(CommandError, match=r"line \d+: question_id 'Q1' is used twice"):
+        call_command("import_benchmark", str(bad), collection=collection.slug, name="dev2")
+    assert not BenchmarkSet.objects.filter(name="dev2").exists()
