@@ -112,3 +112,34 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     screenshot(page, "run-page-360px", full_page=False)
     assert console_errors == []
+
+
+def test_it_shows_a_refusal_card_and_the_history_on_a_phone(
+    page, live_server, collection, alice, password, console_errors
+):
+    from agent.models import Run
+    from tests.factories import make_chunk, make_document, make_run, make_step
+
+    document = make_document(collection=collection, title="Dense Passage Retrieval")
+    chunk = make_chunk(document=document, page_start=3,
+                       text="DPR encodes questions and passages with two BERT encoders.")
+    run = make_run(collection=collection, user=alice, question="What was the price of tea in 1850?",
+                   outcome=Run.Outcome.REFUSAL, answer="", context_chunk_ids=[chunk.pk], latency_ms=420,
+                   missing_evidence="No document in this collection is about tea or prices.")
+    make_step(run=run, kind="retrieve", input={"query": "price of tea 1850"}, output={"hits": [chunk.pk]})
+    make_step(run=run, kind="audit", output={"verdict": "INSUFFICIENT_REFUSE", "missing": ["the price of tea"]})
+    make_run(collection=collection, user=alice, question="Which encoder does DPR use?", latency_ms=900)
+    page.set_viewport_size({"width": 360, "height": 740})
+    log_in(page, live_server, alice, password)
+    page.goto(f"{live_server.url}/runs/{run.pk}/")
+    card = page.locator("[data-outcome=refusal]")
+    card.wait_for()
+    text = card.inner_text()
+    assert "Not answered" in text and "price of tea 1850" in text and "DPR encodes questions" in text
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    screenshot(page, "refusal")
+    page.goto(f"{live_server.url}/collections/{collection.slug}/questions/?outcome=REFUSAL")
+    rows = page.locator("table.history tbody tr")
+    assert rows.count() == 1 and "price of tea" in rows.first.inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    assert console_errors == []
