@@ -64,7 +64,7 @@ def quote_span(chunk_text: str, quote: str, quote_start: int) -> tuple[int, int]
     """
     if not quote:
         return None
-    if 0 <= quote_start and chunk_text[quote_start : quote_start + len(quote)] == quote:
+    if quote_start >= 0 and chunk_text[quote_start : quote_start + len(quote)] == quote:
         return quote_start, quote_start + len(quote)
     found = chunk_text.find(quote)
     if found >= 0:

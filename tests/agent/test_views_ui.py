@@ -267,6 +267,6 @@ def test_quick_search_shows_the_fused_ranking_with_each_retriever_rank(client, c
     position, _score, bm25_rank, _dense_rank = re.findall(r'<td class="num">(.*?)</td>', rows[0])
     assert (position, bm25_rank) == ("1", "1")
     # Passages without any of the query's words have no BM25 rank, only a dense one.
-    assert any(re.findall(r'<td class="num">(.*?)</td>', row)[2] == "–" for row in rows[1:])
+    assert any(re.findall(r'<td class="num">(.*?)</td>', row)[2] == "\u2013" for row in rows[1:])
     full = client.get(url, {"q": "BM25 k1 saturation"}).content.decode()
     assert "<html" in full and "Okapi at TREC" in full
