@@ -174,7 +174,13 @@ def extract_pdf_pages(
         used = 0
         for index in range(total):
             try:
-                text = reader.pages[index].extract_text() or ""
+                page = reader.pages[index]
+                # extract_text() logs and swallows pypdf's decompression limit, returning "";
+                # decoding the content stream first turns a bomb into an error we can name.
+                contents = page.get_contents()
+                if contents is not None:
+                    contents.get_data()
+                text = page.extract_text() or ""
             except LimitReachedError as exc:
                 raise ExtractError(
                     "bomb",

@@ -1,4 +1,4 @@
-"""Writes for collections, memberships and teams. Document ingestion lives in knowledge.ingest."""
+"""Writes for collections, memberships, teams and documents. The ingestion pipeline is knowledge.ingest."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from knowledge.models import Collection, Membership, Role, Team, TeamAccess, TeamMembership
@@ -122,3 +122,181 @@ def team_access_set(*, collection: Collection, team: Team, role: Role | str) -> 
 
 def team_access_remove(*, collection: Collection, team: Team) -> None:
     TeamAccess.objects.filter(collection=collection, team=team).delete()
+
+
+# ---------------------------------------------------------------------------
+# Documents (the pipeline itself is knowledge.ingest, run by knowledge.tasks)
+# ---------------------------------------------------------------------------
+
+
+def _enqueue_ingest(job_id: int) -> None:
+    from knowledge.tasks import ingest_document
+
+    # After commit: the worker must find the rows this transaction wrote.
+    transaction.on_commit(lambda: ingest_document.delay(job_id))
+
+
+def _store_upload(uploaded_file) -> tuple[str, str, int, bytes]:  # noqa: ANN001
+    """Copy an upload to MEDIA_ROOT/files/<sha[:2]>/<sha>; returns (relative path, sha256, size, head).
+
+    Streams through a temporary file, so a 50 MB upload never sits in memory, and renames it
+    into place: a file under its final name is always complete.
+    """
+    import hashlib
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from django.conf import settings
+
+    root = Path(settings.MEDIA_ROOT) / "files"
+    root.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    size = 0
+    head = b""
+    fd, tmp_name = tempfile.mkstemp(dir=root, prefix=".upload-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for piece in uploaded_file.chunks():
+                size += len(piece)
+                if size > settings.UPLOAD_MAX_BYTES:
+                    raise ValidationError(_too_large_message(settings.UPLOAD_MAX_BYTES), code="too_large")
+                if len(head) < 8192:
+                    head += piece[: 8192 - len(head)]
+                digest.update(piece)
+                out.write(piece)
+        sha = digest.hexdigest()
+        relative = f"files/{sha[:2]}/{sha}"
+        target = Path(settings.MEDIA_ROOT) / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp_name, target)
+        return relative, sha, size, head
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def _too_large_message(limit: int) -> str:
+    return f"The file is larger than the {limit / 1024 / 1024:.0f} MB limit for one upload."
+
+
+def _title_from_name(name: str) -> str:
+    from pathlib import PurePath
+
+    stem = PurePath(name).stem or "Untitled"
+    return stem.replace("_", " ").strip()[:500] or "Untitled"
+
+
+def document_upload(*, collection: Collection, user: AbstractBaseUser, uploaded_file) -> tuple:  # noqa: ANN001
+    """Store an upload and queue its ingestion; returns (Document, created).
+
+    Editors and owners only. The type is decided by content (knowledge.sniff). The same
+    file (sha256) already in the collection is returned with created=False and not ingested
+    again. Raises ValidationError with code "too_large" or "unsupported_type".
+    """
+    from pathlib import Path, PurePath
+
+    from django.conf import settings
+
+    from knowledge import selectors, sniff
+    from knowledge.models import Document, IngestJob
+
+    selectors.collection_get(user=user, slug=collection.slug, minimum=Role.EDITOR)
+    name = PurePath(getattr(uploaded_file, "name", "") or "upload").name[:255]
+    if (getattr(uploaded_file, "size", 0) or 0) > settings.UPLOAD_MAX_BYTES:
+        raise ValidationError(_too_large_message(settings.UPLOAD_MAX_BYTES), code="too_large")
+    relative, sha, size, head = _store_upload(uploaded_file)
+    path = Path(settings.MEDIA_ROOT) / relative
+    whole = path.read_bytes() if size <= 2 * 1024 * 1024 and b"%PDF-" not in head[:1024] else None
+    found = sniff.sniff(head, name=name, whole=whole)
+    if found.media_type is None:
+        if not Document.objects.filter(sha256=sha).exists():
+            path.unlink(missing_ok=True)
+        raise ValidationError(found.reason, code="unsupported_type")
+    existing = Document.objects.filter(collection=collection, sha256=sha).first()
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            document = Document.objects.create(
+                collection=collection, title=_title_from_name(name), original_name=name, file=relative,
+                sha256=sha, media_type=found.media_type, size_bytes=size, uploaded_by=user,
+                status=Document.Status.QUEUED,
+            )
+            job = IngestJob.objects.create(document=document, owner=user, message_key="QUEUED")
+            _enqueue_ingest(job.pk)
+    except IntegrityError:
+        # Two uploads of the same file raced; the other one won.
+        return Document.objects.get(collection=collection, sha256=sha), False
+    return document, True
+
+
+def document_reingest(*, document, user: AbstractBaseUser | None = None):  # noqa: ANN001, ANN201
+    """Queue extraction and chunking again (a changed parser or chunker). Returns the IngestJob."""
+    from knowledge.models import IngestJob
+
+    with transaction.atomic():
+        job = IngestJob.objects.create(document=document, owner=user, message_key="QUEUED")
+        _enqueue_ingest(job.pk)
+    return job
+
+
+def ingest_job_retry(*, document, user: AbstractBaseUser | None = None):  # noqa: ANN001, ANN201
+    """Queue a new job for a document whose last ingestion failed. Returns the IngestJob."""
+    from knowledge.models import Document, IngestJob
+
+    document.refresh_from_db(fields=["status"])
+    latest = document.jobs.order_by("-created_at", "-pk").first()
+    if latest is not None and not latest.is_final:
+        raise ValidationError("This document is still being ingested.", code="busy")
+    if document.status == Document.Status.READY and (latest is None or latest.status == IngestJob.Status.DONE):
+        raise ValidationError("This document is ready; there is nothing to retry.", code="not_failed")
+    with transaction.atomic():
+        Document.objects.filter(pk=document.pk).exclude(status=Document.Status.READY).update(
+            status=Document.Status.QUEUED, error=""
+        )
+        job = IngestJob.objects.create(document=document, owner=user or latest and latest.owner, message_key="QUEUED")
+        _enqueue_ingest(job.pk)
+    document.refresh_from_db()
+    return job
+
+
+def document_delete(*, document) -> None:  # noqa: ANN001
+    """Delete a document, its chunks and (unless another collection holds it) its file,
+    then rebuild the collection's index so search no longer returns it."""
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from knowledge.ingest import index_after_change
+    from knowledge.models import Document
+
+    collection = document.collection
+    with transaction.atomic():
+        document.delete()
+        shared = Document.objects.filter(file=document.file).exists()
+    if not shared:
+        (Path(settings.MEDIA_ROOT) / document.file).unlink(missing_ok=True)
+    index_after_change(collection)
+
+
+def collection_reembed(*, collection: Collection, embedder=None) -> int:  # noqa: ANN001
+    """Switch the collection to another embedding model: embed every chunk with it (through
+    the cache), record the model, rebuild the index. Returns the number of chunks."""
+    from knowledge.embedding_cache import default_embedder, embed_with_cache
+    from knowledge.embeddings import cache_key
+    from knowledge.ingest import index_after_change
+    from knowledge.models import Chunk
+
+    embedder = embedder or default_embedder()
+    chunks = list(Chunk.objects.filter(document__collection=collection).only("pk", "text"))
+    embed_with_cache([c.text for c in chunks], embedder=embedder)
+    with transaction.atomic():
+        for c in chunks:
+            c.embedding_model = embedder.model_id
+            c.text_hash = cache_key(embedder.model_id, c.text)
+        Chunk.objects.bulk_update(chunks, ["embedding_model", "text_hash"], batch_size=500)
+        Collection.objects.filter(pk=collection.pk).update(embedding_model=embedder.model_id)
+    collection.embedding_model = embedder.model_id
+    index_after_change(collection)
+    return len(chunks)
