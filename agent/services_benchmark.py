@@ -249,7 +249,11 @@ def _retrieved_ids(run: Run, steps: list[RunStep]) -> list[int]:
     ids: list = list(run.context_chunk_ids or [])
     for step in steps:
         out = step.output if isinstance(step.output, dict) else {}
+        # agent.loop records {"per_query": {query: [{"chunk_id", ...}, ...]}}; flat lists are read too.
         hits = out.get("hits") or out.get("chunk_ids") or out.get("results") or []
+        per_query = out.get("per_query")
+        if isinstance(per_query, dict):
+            hits = [h for query_hits in per_query.values() if isinstance(query_hits, list) for h in query_hits]
         ids += [h.get("chunk_id") if isinstance(h, dict) else h for h in hits]
     return list(dict.fromkeys(i for i in ids if isinstance(i, int)))
 

@@ -263,3 +263,18 @@ def test_it_shows_human_accuracy_once_graded(client, collection, bset, alice, bo
     client.force_login(alice)
     body = client.get(reverse("agent:benchmark_report", args=[collection.slug, bset.pk, "l1"])).content.decode()
     assert "75% (2 graded)" in body
+
+
+def test_it_reads_retrieved_chunks_from_the_loops_retrieve_steps(collection, bset):
+    from agent.models import RunStep
+
+    runs = _runs(bset)
+    answered = next(r for r in runs if r.outcome == "ANSWER")
+    chunk_id = answered.context_chunk_ids[0]
+    Run.objects.filter(pk=answered.pk).update(context_chunk_ids=[])
+    report = sb.benchmark_report(brs=BenchmarkRun.objects.filter(label="l1"))
+    assert report.overall["agentic_rerank"].evidence_recall == 0.0
+    RunStep.objects.create(run=answered, ordinal=1, kind="retrieve",
+                           output={"per_query": {"fox": [{"chunk_id": chunk_id, "page": 1}]}})
+    report = sb.benchmark_report(brs=BenchmarkRun.objects.filter(label="l1"))
+    assert report.overall["agentic_rerank"].evidence_recall == 1.0
