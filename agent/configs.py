@@ -1,0 +1,95 @@
+"""Named configurations of the one agent code path, and the role factory.
+
+Baselines (plain RAG: retrieve top 5, always answer) and agentic variants differ only in
+switches, so the benchmark compares like with like. A run stores its configuration and a
+stable hash of it (with the LLM backend and model, which change the results too).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agent.roles import Auditor, Generator, Planner, Reformulator, Verifier
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    name: str
+    retrieval_mode: str = "rrf"  # knowledge.indexing.index_search mode: bm25 / dense / rrf / minmax
+    rerank: str | None = None  # None / "sentence" / "llm"
+    top_k: int = 5  # chunks kept per (sub-)query
+    plan: bool = False  # decompose into sub-queries (else the question is the one query)
+    audit: bool = False  # audit the evidence (else answer from whatever was retrieved)
+    max_retries: int = 0  # reformulate-and-retrieve passes on INSUFFICIENT_RETRY
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+CONFIGS: dict[str, RunConfig] = {
+    c.name: c
+    for c in (
+        RunConfig("naive_dense", retrieval_mode="dense"),
+        RunConfig("bm25", retrieval_mode="bm25"),
+        RunConfig("hybrid", retrieval_mode="rrf"),
+        RunConfig("hybrid_rerank", retrieval_mode="rrf", rerank="sentence"),
+        RunConfig("agentic_no_audit", plan=True),
+        RunConfig("agentic_no_retry", plan=True, audit=True),
+        RunConfig("agentic", plan=True, audit=True, max_retries=2),
+        RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2),
+    )
+}
+CONFIG_NAMES = tuple(CONFIGS)
+
+
+def get_config(name: str) -> RunConfig:
+    try:
+        return CONFIGS[name]
+    except KeyError:
+        raise ValueError(f"Unknown configuration {name!r}: use one of {', '.join(CONFIGS)}.") from None
+
+
+def config_record(config: RunConfig, *, backend: str, model: str = "") -> dict[str, Any]:
+    """What a run stores as its configuration: the switches plus what produced the text."""
+    return {**config.as_dict(), "backend": backend, "model": model if backend != "local" else "local"}
+
+
+def config_hash(record: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of the record: equal switches, equal hash, in any process."""
+    return hashlib.sha256(json.dumps(record, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass
+class Roles:
+    planner: Planner
+    auditor: Auditor
+    reformulator: Reformulator
+    generator: Generator
+    verifier: Verifier
+
+
+def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None) -> Roles:
+    """The role implementations for a backend: "local" (offline) or "openai" (agent.llm_roles).
+
+    The verifier is always the deterministic one: no model decides whether a quote exists.
+    """
+    from agent.verify import CitationVerifier
+
+    if backend == "local":
+        from agent.local.auditor import LocalAuditor
+        from agent.local.generator import ExtractiveGenerator
+        from agent.local.planner import RulePlanner
+        from agent.local.reformulator import KeywordReformulator
+
+        return Roles(RulePlanner(), LocalAuditor(), KeywordReformulator(), ExtractiveGenerator(),
+                     CitationVerifier())
+    if backend == "openai":
+        from agent.llm_roles import llm_roles
+
+        roles = llm_roles(client)
+        return Roles(roles["planner"], roles["auditor"], roles["reformulator"], roles["generator"],
+                     CitationVerifier())
+    raise ValueError(f"Unknown LLM backend {backend!r}: use local or openai.")

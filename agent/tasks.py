@@ -1,0 +1,32 @@
+"""Celery tasks of the agent: thin, they load by id and call agent.services."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(
+    name="agent.answer_run", queue="answer", acks_late=True, ignore_result=True,
+    soft_time_limit=settings.ANSWER_SOFT_TIME_LIMIT, time_limit=settings.ANSWER_TIME_LIMIT,
+)
+def answer_run(run_id: int) -> None:
+    """Answer one run. Safe to deliver twice: only the delivery that claims QUEUED->RUNNING runs
+    the loop. Every path leaves the run DONE or FAILED with a reason."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    from agent import services
+
+    try:
+        services.run_execute(run_id=run_id)
+    except SoftTimeLimitExceeded:
+        services.run_fail(run_id=run_id, error=(
+            f"Answering took longer than {settings.ANSWER_SOFT_TIME_LIMIT} s and was stopped. "
+            "Try a narrower question or ask an operator to raise PORTAL_ANSWER_SOFT_TIME_LIMIT."))
+    except Exception as exc:  # noqa: BLE001 - the run must end final whatever broke
+        logger.exception("run %s failed", run_id)
+        services.run_fail(run_id=run_id, error=f"The answer could not be produced: {type(exc).__name__}: {exc}")
