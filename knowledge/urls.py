@@ -1,6 +1,6 @@
 from django.urls import path
 
-from knowledge import views
+from knowledge import views, views_documents
 
 app_name = "knowledge"
 
@@ -17,6 +17,11 @@ urlpatterns = [
         name="team_access_remove",
     ),
     path("collections/<slug:slug>/search/", views.collection_search, name="collection_search"),
+    path("collections/<slug:slug>/documents/upload/", views_documents.document_upload, name="document_upload"),
+    path("collections/<slug:slug>/documents/status/", views_documents.document_status, name="document_status"),
+    path("documents/<int:pk>/file/", views_documents.document_file, name="document_file"),
+    path("documents/<int:pk>/delete/", views_documents.document_delete, name="document_delete"),
+    path("documents/<int:pk>/retry/", views_documents.document_retry, name="document_retry"),
     path("teams/", views.team_list, name="team_list"),
     path("teams/<slug:slug>/", views.team_detail, name="team_detail"),
     path("settings/tokens/", views.api_tokens, name="api_tokens"),

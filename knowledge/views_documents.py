@@ -1,0 +1,133 @@
+"""HTML views for documents: upload (several files, drag and drop), progress polling,
+permission-checked file view/download, delete and retry. Thin: selectors + services."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from knowledge import selectors, services
+from knowledge.models import Document, Role
+
+
+def document_rows(*, collection, user) -> list[Document]:  # noqa: ANN001
+    """Documents of the collection with their latest job attached as `.latest_job`."""
+    documents = list(selectors.document_list(user=user, collection=collection).order_by("-created_at", "-pk"))
+    jobs: dict[int, object] = {}
+    from knowledge.models import IngestJob
+
+    for job in IngestJob.objects.filter(document__in=documents).order_by("document_id", "-created_at", "-pk"):
+        jobs.setdefault(job.document_id, job)
+    for document in documents:
+        document.latest_job = jobs.get(document.pk)  # type: ignore[attr-defined]
+    return documents
+
+
+@login_required
+@require_POST
+def document_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.EDITOR)
+    files = request.FILES.getlist("files")
+    if not files:
+        messages.error(request, "Choose one or more files to upload.")
+    added, duplicates = 0, []
+    for uploaded in files:
+        try:
+            document, created = services.document_upload(collection=collection, user=request.user, uploaded_file=uploaded)
+        except ValidationError as exc:
+            messages.error(request, f"{uploaded.name}: {' '.join(exc.messages)}")
+            continue
+        if created:
+            added += 1
+        else:
+            duplicates.append(f"{uploaded.name} is already in this collection as “{document.title}”.")
+    if added:
+        messages.success(request, f"{added} file{'s' if added != 1 else ''} queued for ingestion.")
+    for text in duplicates:
+        messages.info(request, text)
+    return redirect(f"{collection_url(slug)}#documents")
+
+
+def collection_url(slug: str) -> str:
+    from django.urls import reverse
+
+    return reverse("knowledge:collection_detail", args=[slug])
+
+
+@login_required
+@require_GET
+def document_status(request: HttpRequest, slug: str) -> JsonResponse:
+    """One polling endpoint for the collection page: every document row pre-rendered.
+
+    `busy` tells the page whether to keep polling; `updated` is the newest change seen.
+    """
+    collection, role = selectors.collection_get(user=request.user, slug=slug)
+    documents = document_rows(collection=collection, user=request.user)
+    can_edit = selectors.role_at_least(role, Role.EDITOR)
+    rows = {
+        str(d.pk): render_to_string(
+            "knowledge/_document_row.html", {"d": d, "collection": collection, "can_edit": can_edit}, request=request
+        )
+        for d in documents
+    }
+    busy = any(d.status in (Document.Status.QUEUED, Document.Status.PROCESSING)
+               or (d.latest_job is not None and not d.latest_job.is_final) for d in documents)
+    updated = max((d.updated_at for d in documents), default=timezone.now())
+    latest_job = max((d.latest_job.updated_at for d in documents if d.latest_job), default=updated)
+    return JsonResponse({
+        "order": [str(d.pk) for d in documents],
+        "rows": rows,
+        "busy": busy,
+        "updated": max(updated, latest_job).isoformat(),
+    })
+
+
+@login_required
+@require_GET
+def document_file(request: HttpRequest, pk: int) -> FileResponse:
+    """The stored file, to members only; inline for PDFs (viewer opens at #page=N)."""
+    document, _ = selectors.document_get(user=request.user, pk=pk)
+    path = Path(settings.MEDIA_ROOT) / document.file
+    if not path.is_file():
+        raise Http404("The file is no longer stored.")
+    download = bool(request.GET.get("download")) or document.media_type == "text/html"
+    # HTML is never rendered inline: an uploaded page must not run script on our origin.
+    content_type = document.media_type if document.media_type != "text/html" else "application/octet-stream"
+    if content_type.startswith("text/"):
+        content_type += "; charset=utf-8"
+    response = FileResponse(path.open("rb"), as_attachment=download, filename=document.original_name,
+                            content_type=content_type)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "sandbox"
+    return response
+
+
+@login_required
+@require_POST
+def document_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    document, _ = selectors.document_get(user=request.user, pk=pk, minimum=Role.EDITOR)
+    slug, title = document.collection.slug, document.title
+    services.document_delete(document=document)
+    messages.success(request, f"“{title}” was deleted.")
+    return redirect(f"{collection_url(slug)}#documents")
+
+
+@login_required
+@require_POST
+def document_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    document, _ = selectors.document_get(user=request.user, pk=pk, minimum=Role.EDITOR)
+    try:
+        services.ingest_job_retry(document=document, user=request.user)
+        messages.success(request, f"“{document.title}” is queued again.")
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    return redirect(f"{collection_url(document.collection.slug)}#documents")
