@@ -41,7 +41,7 @@ demo: migrate
 run: demo
 	@echo "Grounded is starting at http://$(HOST):$(PORT)/  (Ctrl-C stops web and worker)"
 	@trap 'kill 0' INT TERM EXIT; \
-	$(BIN)/celery -A portal worker -Q ingest,answer --concurrency 2 --loglevel WARNING & \
+	$(BIN)/celery -A portal worker -B -Q ingest,answer --concurrency 2 --loglevel WARNING & \
 	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
 
 test: install-dev

@@ -44,8 +44,10 @@ def question_clean(question: str) -> str:
 
 def _enqueue(run_id: int) -> None:
     from agent.tasks import answer_run
+    from knowledge.dispatch import send_task_on_commit
 
-    transaction.on_commit(lambda: answer_run.delay(run_id))
+    # A broker that is down loses only the nudge; the sweeper re-sends it for the QUEUED row.
+    send_task_on_commit(answer_run, run_id)
 
 
 def run_create(*, collection: Collection, user, question: str, config_name: str | None = None,  # noqa: ANN001

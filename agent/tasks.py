@@ -30,3 +30,11 @@ def answer_run(run_id: int) -> None:
     except Exception as exc:  # noqa: BLE001 - the run must end final whatever broke
         logger.exception("run %s failed", run_id)
         services.run_fail(run_id=run_id, error=f"The answer could not be produced: {type(exc).__name__}: {exc}")
+
+
+@shared_task(name="agent.sweep", queue="answer", acks_late=False, ignore_result=True, time_limit=120)
+def sweep() -> None:
+    """Periodic (celery beat): requeue, re-send or fail jobs and runs no worker will finish."""
+    from agent.sweeper import sweep as sweep_rows
+
+    sweep_rows()

@@ -130,10 +130,12 @@ def team_access_remove(*, collection: Collection, team: Team) -> None:
 
 
 def _enqueue_ingest(job_id: int) -> None:
+    from knowledge.dispatch import send_task_on_commit
     from knowledge.tasks import ingest_document
 
-    # After commit: the worker must find the rows this transaction wrote.
-    transaction.on_commit(lambda: ingest_document.delay(job_id))
+    # After commit: the worker must find the rows this transaction wrote. A broker that is
+    # down loses only the nudge; the sweeper re-sends it for the QUEUED row.
+    send_task_on_commit(ingest_document, job_id)
 
 
 def _store_upload(uploaded_file) -> tuple[str, str, int, bytes]:  # noqa: ANN001

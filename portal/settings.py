@@ -266,6 +266,14 @@ CELERY_TASK_ALWAYS_EAGER = False
 # re-sends what was not delivered.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
+# The sweeper makes sure every job and run ends even when a message was lost (agent.sweeper).
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stuck-jobs-and-runs": {
+        "task": "agent.sweep",
+        "schedule": float(env_int("PORTAL_SWEEP_INTERVAL", 60, minimum=5)),
+    }
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("PORTAL_WORKER_MAX_MEMORY_KB", 1_500_000, minimum=10_000)
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""The sweeper: every ingest job and every run reaches a final state, whatever the broker did.
+
+Celery's acks_late redelivers the task of a killed worker on Redis, but only after the
+transport's visibility_timeout, and the filesystem transport (the embedded default) never
+redelivers it. A message can also be lost before it was ever published (the broker was
+down when the web request committed its row). So the database rows are swept:
+
+1. RUNNING past its hard time limit (plus a grace period): no worker can still hold it,
+   because Celery kills a task at its hard limit. Below MAX_ATTEMPTS it goes back to
+   QUEUED and its task is re-sent; at MAX_ATTEMPTS it ends FAILED with a reason.
+2. QUEUED for longer than RESEND_AFTER: its message may have been lost, so the task is
+   re-sent. Sending twice is harmless: tasks claim their row with a conditional UPDATE,
+   and only one delivery wins.
+
+Runs from `celery beat` every SWEEP_INTERVAL seconds (agent.sweep task) and from
+`manage.py sweep`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from agent.models import Run
+from knowledge.dispatch import send_task
+from knowledge.models import Document, IngestJob
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 3
+GRACE = timedelta(seconds=30)
+RESEND_AFTER = timedelta(seconds=120)
+
+
+@dataclass
+class SweepReport:
+    jobs_requeued: list[int] = field(default_factory=list)
+    jobs_failed: list[int] = field(default_factory=list)
+    jobs_resent: list[int] = field(default_factory=list)
+    runs_requeued: list[int] = field(default_factory=list)
+    runs_failed: list[int] = field(default_factory=list)
+    runs_resent: list[int] = field(default_factory=list)
+
+    def total(self) -> int:
+        return sum(len(v) for v in vars(self).values())
+
+
+_DIED = "The worker stopped unexpectedly {n} times while working on this; giving up."
+
+
+def _sweep_jobs(now: datetime, report: SweepReport) -> None:
+    from knowledge.tasks import ingest_document
+
+    dead_before = now - timedelta(seconds=settings.INGEST_TIME_LIMIT) - GRACE
+    stuck = IngestJob.objects.filter(status=IngestJob.Status.RUNNING, started_at__lt=dead_before)
+    for job in stuck:
+        if job.attempts >= MAX_ATTEMPTS:
+            error = _DIED.format(n=job.attempts)
+            if IngestJob.objects.filter(pk=job.pk, status=IngestJob.Status.RUNNING).update(
+                status=IngestJob.Status.FAILED, error=error, finished_at=now, updated_at=now
+            ):
+                Document.objects.filter(pk=job.document_id).exclude(status=Document.Status.READY).update(
+                    status=Document.Status.FAILED, error=error
+                )
+                report.jobs_failed.append(job.pk)
+        elif IngestJob.objects.filter(pk=job.pk, status=IngestJob.Status.RUNNING, started_at=job.started_at).update(
+            status=IngestJob.Status.QUEUED, updated_at=now
+        ):
+            report.jobs_requeued.append(job.pk)
+    waiting = IngestJob.objects.filter(status=IngestJob.Status.QUEUED, updated_at__lt=now - RESEND_AFTER)
+    for job_id in list(waiting.values_list("pk", flat=True)) + report.jobs_requeued:
+        if send_task(ingest_document, job_id):
+            IngestJob.objects.filter(pk=job_id, status=IngestJob.Status.QUEUED).update(updated_at=now)
+            if job_id not in report.jobs_requeued:
+                report.jobs_resent.append(job_id)
+
+
+def _sweep_runs(now: datetime, report: SweepReport) -> None:
+    from agent.tasks import answer_run
+
+    dead_before = now - timedelta(seconds=settings.ANSWER_TIME_LIMIT) - GRACE
+    for run in Run.objects.filter(status=Run.Status.RUNNING, started_at__lt=dead_before):
+        if run.attempts >= MAX_ATTEMPTS:
+            if Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
+                status=Run.Status.FAILED, error=_DIED.format(n=run.attempts), finished_at=now, stage=""
+            ):
+                report.runs_failed.append(run.pk)
+            continue
+        # Steps of the dead attempt are removed so the next attempt writes a clean trace.
+        if Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, started_at=run.started_at).update(
+            status=Run.Status.QUEUED, stage="", progress_current=0, updated_at=now
+        ):
+            run.steps.all().delete()
+            run.citations.all().delete()
+            report.runs_requeued.append(run.pk)
+    # updated_at of a QUEUED row is when it was last sent, so a long queue (a benchmark)
+    # gets one extra message per row every RESEND_AFTER, not one per sweep.
+    waiting = Run.objects.filter(status=Run.Status.QUEUED, updated_at__lt=now - RESEND_AFTER)
+    for run_id in list(waiting.values_list("pk", flat=True)) + report.runs_requeued:
+        if send_task(answer_run, run_id):
+            Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(updated_at=now)
+            if run_id not in report.runs_requeued:
+                report.runs_resent.append(run_id)
+
+
+def sweep(*, now: datetime | None = None) -> SweepReport:
+    """Requeue, re-send or fail every job and run that no worker is going to finish."""
+    now = now or timezone.now()
+    report = SweepReport()
+    _sweep_jobs(now, report)
+    _sweep_runs(now, report)
+    if report.total():
+        logger.warning("sweeper: %s", report)
+    return report
+
