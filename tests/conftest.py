@@ -90,7 +90,9 @@ def celery_worker_process(settings, tmp_path):
 
     Use it from a `transaction=True` test: the worker is another process and only sees
     committed rows. The broker is Redis when PORTAL_REDIS_URL is set (CI), else kombu's
-    filesystem transport in a private folder. Yields a function `wait(predicate, timeout)`.
+    filesystem transport in a private folder. Yields a function `wait(predicate, timeout)`
+    with `.kill()` (SIGKILL the worker's process group), `.start()` (a new worker with the
+    same settings), `.process` (the current one) and `.log` (their output).
     """
     import signal
     import subprocess
@@ -129,31 +131,24 @@ def celery_worker_process(settings, tmp_path):
         app.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
         _reset_celery_connections(app)
     log = tmp_path / "worker.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,answer",
-         "--concurrency", "1", "--pool", "prefork", "--loglevel", "INFO", "--without-heartbeat",
-         "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
-    )
+    command = [
+        sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,answer",
+        "--concurrency", "1", "--pool", "prefork", "--loglevel", "INFO", "--without-heartbeat",
+        "--without-gossip", "--without-mingle",
+    ]
+    procs: list[subprocess.Popen] = []
 
-    def wait(predicate, timeout: float = 60.0, interval: float = 0.1):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            if proc.poll() is not None:
-                raise AssertionError(f"celery worker exited early:\n{log.read_text()[-4000:]}")
-            time.sleep(interval)
-        raise AssertionError(f"timed out after {timeout}s; worker log:\n{log.read_text()[-4000:]}")
+    def start() -> subprocess.Popen:
+        proc = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log.open("a"), stderr=subprocess.STDOUT, start_new_session=True
+        )
+        procs.append(proc)
+        wait.process = proc  # type: ignore[attr-defined]
+        return proc
 
-    wait.process = proc  # type: ignore[attr-defined]
-    wait.log = log  # type: ignore[attr-defined]
-    try:
-        yield wait
-    finally:
+    def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
         try:
-            os.killpg(proc.pid, signal.SIGTERM)
+            os.killpg(proc.pid, sig)
             proc.wait(timeout=15)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             try:
@@ -161,6 +156,32 @@ def celery_worker_process(settings, tmp_path):
             except ProcessLookupError:
                 pass
             proc.wait(timeout=5)
+
+    def wait(predicate, timeout: float = 60.0, interval: float = 0.1):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            if procs[-1].poll() is not None:
+                raise AssertionError(f"celery worker exited early:\n{log.read_text()[-4000:]}")
+            time.sleep(interval)
+        raise AssertionError(f"timed out after {timeout}s; worker log:\n{log.read_text()[-4000:]}")
+
+    def kill() -> None:
+        """kill -9 the worker and its pool children, as a crash or an OOM killer would."""
+        stop(procs[-1], signal.SIGKILL)
+
+    wait.log = log  # type: ignore[attr-defined]
+    wait.start = start  # type: ignore[attr-defined]
+    wait.kill = kill  # type: ignore[attr-defined]
+    start()
+    try:
+        yield wait
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                stop(proc)
         if not env.get("PORTAL_REDIS_URL"):
             from portal.celery import app
 
