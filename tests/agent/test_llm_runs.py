@@ -44,7 +44,7 @@ class ListRetriever:
 
     thread_safe = False
 
-    def __init__(self, chunks) -> None:  # noqa: ANN001
+    def __init__(self, chunks) -> None:
         self.chunks = chunks
 
     def retrieve(self, query: str, *, k: int) -> list[Source]:
@@ -63,7 +63,7 @@ def chunks(collection):
             make_chunk(document=doc, text=BM25_TEXT, page_start=3, page_end=3)]
 
 
-def _new_run(collection, alice, question: str = "What kind of ranking function is BM25?") -> Run:  # noqa: ANN001
+def _new_run(collection, alice, question: str = "What kind of ranking function is BM25?") -> Run:
     return services.run_create(collection=collection, user=alice, question=question, config_name="agentic",
                                enqueue=False)
 
@@ -103,7 +103,7 @@ def test_transient_failures_are_retried_and_the_run_answers(openai_settings, fak
     original = fake_openai._next_reply
     calls = {"n": 0}
 
-    def flaky(body):  # noqa: ANN001, ANN202
+    def flaky(body):
         calls["n"] += 1
         if calls["n"] == 3:
             return error(500)
