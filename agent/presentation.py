@@ -92,6 +92,10 @@ class StageView:
     facts: list[str] = field(default_factory=list)
     hits: int | None = None
     top_hits: list[dict[str, Any]] = field(default_factory=list)
+    # Retrieval: (sub-query, chunks it found), in the order searched.
+    per_query: list[tuple[str, int]] = field(default_factory=list)
+    # Audit: (fact, support label).
+    fact_labels: list[tuple[str, str]] = field(default_factory=list)
     verdict: str = ""
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -135,16 +139,36 @@ def stage_view(kind: str, data_in: dict[str, Any], data_out: dict[str, Any], *, 
         _first(data_out, "sub_queries", "queries") or _first(data_in, "sub_queries", "queries", "query")
     )
     view.facts = _strings(_first(data_out, "needed_facts", "facts"))
+    per_query = data_out.get("per_query")
     hits = _first(data_out, "hits", "chunk_ids", "results")
-    if isinstance(hits, list):
+    if isinstance(per_query, dict):
+        view.per_query = [(str(q), len(found) if isinstance(found, list) else 0) for q, found in per_query.items()]
+        view.queries = [q for q, _ in view.per_query]
+        ids = {h.get("chunk_id") if isinstance(h, dict) else h for found in per_query.values() for h in found or []}
+        view.hits = len(ids)
+        view.top_hits = [h for found in per_query.values() for h in (found or [])[:2] if isinstance(h, dict)]
+    elif isinstance(hits, list):
         view.hits = len(hits)
         view.top_hits = [h for h in hits[:5] if isinstance(h, dict)]
     elif isinstance(_first(data_out, "count", "n_hits", "found"), int):
         view.hits = _first(data_out, "count", "n_hits", "found")
+    if kind == "audit" and isinstance(data_out.get("facts"), list):
+        view.facts = []
+        view.fact_labels = [
+            (str(f.get("fact", "")), str(f.get("label", ""))) for f in data_out["facts"] if isinstance(f, dict)
+        ]
     view.verdict = str(_first(data_out, "verdict") or "")
     view.missing = _strings(_first(data_out, "missing", "missing_facts", "missing_evidence"))
     if kind == "plan" and _first(data_out, "complexity"):
         view.notes.append(f"Complexity: {data_out['complexity']}")
+    if kind == "plan" and _first(data_out, "premise"):
+        view.notes.append(f"Premise to check: {data_out['premise']}")
+    if kind == "audit":
+        premise = data_out.get("premise")
+        if isinstance(premise, dict) and premise.get("contradicted"):
+            view.notes.append(f"Premise contradicted: {premise.get('reason') or premise.get('premise', '')}")
+        if _first(data_out, "reason"):
+            view.notes.append(str(data_out["reason"]))
     if kind in ("generate", "verify"):
         for key, label in (("outcome", "Outcome"), ("sentences", "Sentences"), ("kept", "Kept"),
                            ("removed", "Removed"), ("dropped", "Dropped")):

@@ -22,22 +22,12 @@ from agent.presentation import answer_html, highlighted_html, stage_view
 from knowledge import selectors as knowledge_selectors
 from knowledge.models import Chunk
 
-# The contract of agent.configs; used only until that module can be imported.
-_CONFIG_NAMES = (
-    "agentic", "agentic_rerank", "agentic_no_retry", "agentic_no_audit",
-    "hybrid_rerank", "hybrid", "bm25", "naive_dense",
-)
-
 
 def config_choices() -> list[str]:
     """The configuration names a user may pick, the default first."""
-    try:
-        from agent import configs
+    from agent.configs import CONFIG_NAMES
 
-        names = list(getattr(configs, "CONFIGS", {}) or getattr(configs, "CONFIG_NAMES", ()))
-    except ImportError:
-        names = []
-    names = names or list(_CONFIG_NAMES)
+    names = list(CONFIG_NAMES)
     default = settings.DEFAULT_RUN_CONFIG
     return [default, *[n for n in names if n != default]] if default in names else names
 
@@ -55,8 +45,6 @@ def ask_context(*, collection=None, collections=None, question: str = "", config
 def _create_run(request: HttpRequest, collection, question: str, config_name: str) -> Run:
     from agent.services import run_create
 
-    if config_name not in config_choices():
-        raise ValidationError(f"Unknown configuration {config_name!r}.")
     return run_create(collection=collection, user=request.user, question=question, config_name=config_name)
 
 
@@ -110,7 +98,9 @@ def _closest_passages(run: Run, limit: int = 3) -> list[Chunk]:
     ids = [i for i in run.context_chunk_ids if isinstance(i, int)]
     if not ids:
         for step in run.steps.filter(kind="retrieve").order_by("ordinal"):
-            hits = step.output.get("hits") or step.output.get("chunk_ids") or []
+            per_query = step.output.get("per_query") or {}
+            hits = [h for found in per_query.values() for h in found or []]
+            hits += step.output.get("hits") or step.output.get("chunk_ids") or []
             ids += [h.get("chunk_id") if isinstance(h, dict) else h for h in hits]
     ids = [i for i in ids if isinstance(i, int)]
     ids = list(dict.fromkeys(ids))[:limit]

@@ -270,3 +270,56 @@ def test_quick_search_shows_the_fused_ranking_with_each_retriever_rank(client, c
     assert any(re.findall(r'<td class="num">(.*?)</td>', row)[2] == "\u2013" for row in rows[1:])
     full = client.get(url, {"q": "BM25 k1 saturation"}).content.decode()
     assert "<html" in full and "Okapi at TREC" in full
+
+
+def test_asking_on_the_collection_page_creates_a_run_and_goes_to_it(client, collection, bob, password):
+    _login(client, bob, password)
+    response = client.post(
+        reverse("agent:collection_ask", args=[collection.slug]),
+        {"question": "  What is BM25?  ", "config": "hybrid"},
+    )
+    run = Run.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("agent:run_detail", args=[run.pk])
+    assert (run.question, run.config_name, run.user, run.status) == ("What is BM25?", "hybrid", bob, "queued")
+
+
+def test_the_global_ask_page_uses_the_picked_collection_and_the_default_config(
+    client, collection, alice, password
+):
+    _login(client, alice, password)
+    response = client.post(reverse("agent:ask"), {"collection": collection.slug, "question": "What is BM25?"})
+    run = Run.objects.get()
+    assert response.status_code == 302 and (run.collection, run.config_name) == (collection, "agentic")
+
+
+def test_an_empty_question_is_refused_with_a_message(client, collection, alice, password):
+    _login(client, alice, password)
+    response = client.post(reverse("agent:ask"), {"collection": collection.slug, "question": "   "}, follow=True)
+    assert "Type a question first." in response.content.decode() and not Run.objects.exists()
+    response = client.post(reverse("agent:collection_ask", args=[collection.slug]),
+                           {"question": "Is it?", "config": "no_such_config"}, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("knowledge:collection_detail", args=[collection.slug])
+    assert "no_such_config" in response.content.decode() and not Run.objects.exists()
+
+
+def test_retry_asks_the_same_question_with_the_same_config_as_a_new_run(client, collection, alice, password):
+    failed = make_run(collection=collection, user=alice, status=Run.Status.FAILED, outcome="",
+                      question="Why did it fail?", config_name="bm25", error="Worker lost.")
+    _login(client, alice, password)
+    response = client.post(reverse("agent:run_retry", args=[failed.pk]))
+    new = Run.objects.exclude(pk=failed.pk).get()
+    assert response["Location"] == reverse("agent:run_detail", args=[new.pk])
+    assert (new.question, new.config_name, new.status) == ("Why did it fail?", "bm25", "queued")
+
+
+def test_stage_summary_of_the_loop_records(collection, alice):
+    retrieve = stage_view(
+        "retrieve", {"queries": ["a", "b"], "k": 5},
+        {"per_query": {"a": [{"chunk_id": 1}, {"chunk_id": 2}], "b": [{"chunk_id": 2}]}},
+    )
+    assert retrieve.per_query == [("a", 2), ("b", 1)] and retrieve.hits == 2
+    audit = stage_view("audit", {}, {"facts": [{"fact": "k1 value", "label": "supported"}],
+                                     "verdict": "PARTIALLY_SUFFICIENT", "missing": ["b value"],
+                                     "premise": {"contradicted": True, "reason": "It was 1994."}})
+    assert audit.fact_labels == [("k1 value", "supported")] and audit.missing == ["b value"]
+    assert "Premise contradicted: It was 1994." in audit.notes
