@@ -1,0 +1,105 @@
+"""Tokenizer and BM25: identifiers kept whole, and scores equal to rank-bm25's BM25Okapi."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from knowledge.retrieval.bm25 import BM25Index, top_k
+from knowledge.retrieval.tokenize import tokenize
+from tests.knowledge.paper_chunks import paper_chunks
+
+
+@pytest.mark.parametrize(
+    ("text", "whole", "parts"),
+    [
+        ("BM25 beats it", ["bm25"], []),
+        ("GPT-4 answers", ["gpt-4"], ["gpt", "4"]),
+        ("RRF with k=60.", ["k=60"], ["k", "60"]),
+        ("we embed with all-MiniLM-L6-v2.", ["all-minilm-l6-v2"], ["minilm", "l6", "v2"]),
+        ("see arXiv 2401.15884, page 3", ["2401.15884"], ["2401", "15884"]),
+    ],
+)
+def test_it_keeps_identifiers_whole_and_split(text, whole, parts):
+    tokens = tokenize(text)
+    for token in whole + parts:
+        assert token in tokens, (token, tokens)
+
+
+def test_it_lowercases_normalises_stems_and_drops_stopwords():
+    # "ﬁ" is one ligature code point and "ＢＭ２５" is full-width: NFKC turns them into plain text.
+    assert tokenize("The ﬁnal Retrieval results of ＢＭ２５") == ["final", "retriev", "result", "bm25"]
+    assert tokenize("Ranking ranked ranks") == ["rank", "rank", "rank"]
+    # "all" is a stopword on its own, but the identifier it starts is kept whole.
+    assert "all" not in tokenize("all-MiniLM-L6-v2")
+
+
+def test_it_gives_no_terms_for_a_stopword_only_query():
+    assert tokenize("what is the and of it") == []
+    index = BM25Index.build([tokenize("retrieval augmented generation"), tokenize("dense passage retrieval")])
+    positions, scores = index.matching(tokenize("what is the and of it"))
+    assert len(positions) == 0
+    assert not index.scores(tokenize("which of these")).any()
+
+
+def _assert_same_scores(corpus: list[list[str]], queries: list[list[str]]) -> None:
+    ours = BM25Index.build(corpus)
+    reference = BM25Okapi(corpus)
+    for query in queries:
+        expected = reference.get_scores(query)
+        np.testing.assert_allclose(ours.scores(query), expected, rtol=0, atol=1e-6, err_msg=str(query))
+        positions, scores = ours.matching(query)
+        best, _ = top_k(positions, scores, 10)
+        ref_best, _ = top_k(np.arange(len(expected)), expected, 10)
+        if expected.max() > 0:
+            # Chunks scoring 0 are not "matching"; among the rest the order is identical.
+            assert best.tolist() == ref_best[: len(best)].tolist(), query
+
+
+def test_it_scores_exactly_like_rank_bm25_on_a_real_paper():
+    chunks = paper_chunks("2104.08663_beir_neurips2021") + paper_chunks("1908.10084v1_sentence_bert")
+    corpus = [tokenize(c) for c in chunks]
+    rng = random.Random(7)
+    vocabulary = sorted({t for doc in corpus for t in doc})
+    queries = [tokenize(q) for q in ("zero-shot retrieval on BEIR", "BM25 TAS-B ColBERT nDCG@10",
+                                     "siamese network sentence embeddings", "the of and")]
+    # Random queries mix rare and common terms; repeated terms count twice, as in rank-bm25.
+    queries += [rng.sample(vocabulary, rng.randint(1, 6)) for _ in range(40)]
+    queries.append([vocabulary[0]] * 3 + ["not-in-the-corpus"])
+    _assert_same_scores(corpus, queries)
+
+    # A corpus where the most common term is in more than half the chunks, so its idf is
+    # negative and rank-bm25 floors it to epsilon * mean idf: we must floor it the same way.
+    common = max(vocabulary, key=lambda t: sum(t in d for d in corpus))
+    with_term = [d for d in corpus if common in d]
+    dominated = with_term + [d for d in corpus if common not in d][: len(with_term) // 2]
+    reference = BM25Okapi(dominated)
+    assert reference.idf[common] == pytest.approx(reference.epsilon * reference.average_idf)
+    _assert_same_scores(dominated, [[common], [common, common, "retriev"], *queries[:10]])
+
+
+def test_it_matches_rank_bm25_on_edge_cases():
+    corpus = [["a"], ["a", "b"], ["b", "b", "c"], [], ["a", "c", "c", "c", "d"]]
+    reference = BM25Okapi(corpus)
+    ours = BM25Index.build(corpus)
+    for query in (["a"], ["b", "b"], ["c", "d"], ["e"], ["a", "b", "c", "d"]):
+        np.testing.assert_allclose(ours.scores(query), reference.get_scores(query), rtol=0, atol=1e-9)
+
+
+def test_it_handles_an_empty_corpus():
+    index = BM25Index.build([])
+    assert index.n_chunks == 0
+    assert len(index.matching(["anything"])[0]) == 0
+
+
+def test_top_k_breaks_ties_by_position_and_keeps_order():
+    positions = np.array([5, 3, 9, 1, 7])
+    scores = np.array([2.0, 3.0, 2.0, 1.0, 3.0])
+    best, best_scores = top_k(positions, scores, 3)
+    assert best.tolist() == [3, 7, 5]
+    assert best_scores.tolist() == [3.0, 3.0, 2.0]
+    assert top_k(positions, scores, 0)[0].tolist() == []
+    assert top_k(positions, scores, 10)[0].tolist() == [3, 7, 5, 9, 1]
