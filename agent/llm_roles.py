@@ -1,13 +1,17 @@
 """LLM implementations of the agent's roles (agent/roles.py), on agent.llm.LLMClient.
 
 Calls per question are kept few, because each costs a round trip of a second or more:
-- plan: one call;
-- audit: ONE batched call per pass for all facts, all sources and the premise;
+- plan: no call when the rule-based planner (agent.local.planner) finds the question simple
+  (one fact, no comparison): its one sub-query is the question itself, which is what a
+  model would search for too. One call for comparisons and multi-part questions;
+- audit: ONE batched call per pass for all facts, all sources and the premise, which also
+  drafts the answer when the evidence suffices (the model has just read it all);
 - reformulate: no call when the audit already named what is missing as search queries
   (it is asked to); one call otherwise;
-- generate: one call, except a refusal, which is written deterministically from the audit
-  (what was searched, the closest evidence, why it was not enough): no model needed.
-So an answer that needs no retry costs 3 calls.
+- generate: no call when the audit's draft fits the final verdict, and none for a refusal,
+  which is written deterministically from the audit (what was searched, the closest
+  evidence, why it was not enough); one call otherwise (e.g. the plain-RAG baselines).
+So a simple answerable question costs 1 call, a comparison 2, and each retry 1 more.
 
 Whatever the model says is checked where a deterministic check will do: each quote must
 occur in the chunk it names (agent.verify.find_quote), a source id must be one that was
@@ -21,6 +25,7 @@ The wire schemas (`*Out`) are what the model fills in; they are strict-JSON-sche
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
@@ -81,10 +86,18 @@ class FactOut(BaseModel):
 
 
 class PremiseOut(BaseModel):
+    # The presupposition checked: the plan's, or one the auditor found in the question.
+    statement: str = ""
     contradicted: bool
     source: int
     quote: str
     reason: str
+
+
+class SentenceOut(BaseModel):
+    text: str
+    citations: list[int]
+    quote: str
 
 
 class AuditOut(BaseModel):
@@ -93,16 +106,14 @@ class AuditOut(BaseModel):
     verdict: VerdictName
     missing: list[str]
     reason: str
+    # The answer drafted in the same call; empty unless the verdict lets the run answer.
+    # (Defaults only help servers in JSON mode that drop fields; strict mode sends them all.)
+    answer: list[SentenceOut] = Field(default_factory=list)
+    missing_note: str = ""
 
 
 class QueriesOut(BaseModel):
     sub_queries: list[str]
-
-
-class SentenceOut(BaseModel):
-    text: str
-    citations: list[int]
-    quote: str
 
 
 class DraftOut(BaseModel):
@@ -145,16 +156,64 @@ def _checked_quote(source_no: int, quote: str, sources: Sequence[Source]) -> tup
     return source, text, find_quote(text, source.text) if text else -1
 
 
+def _draft_sentences(items: Sequence[SentenceOut]) -> list[DraftSentence]:
+    sentences: list[DraftSentence] = []
+    for s in items:
+        # Models sometimes write "[2]" in the text despite being told not to: move the
+        # markers into the structured citations, where the verifier checks them.
+        text, inline = strip_markers(prompts.unescape_data(s.text))
+        if not text:
+            continue
+        citations = list(dict.fromkeys([*s.citations, *inline]))
+        sentences.append(DraftSentence(text=text, citations=citations, quote=prompts.unescape_data(s.quote).strip()))
+    return sentences
+
+
+class DraftMemo:
+    """Answers drafted by the audit call, for the generator of the same run to pick up.
+
+    Keyed by the question and the exact sources audited, so a draft is only reused for
+    the evidence it was written from. Thread-safe; entries are taken, not copied.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._drafts: dict[tuple[str, tuple[int, ...]], tuple[Verdict, list[DraftSentence], str]] = {}
+
+    @staticmethod
+    def _key(question: str, sources: Sequence[Source]) -> tuple[str, tuple[int, ...]]:
+        return question, tuple(s.chunk_id for s in sources)
+
+    def put(self, question: str, sources: Sequence[Source], verdict: Verdict, sentences: list[DraftSentence],
+            missing_note: str) -> None:
+        with self._lock:
+            if len(self._drafts) > 256:
+                # A long-lived client (a benchmark) must not grow without bound.
+                self._drafts.clear()
+            self._drafts[self._key(question, sources)] = (verdict, sentences, missing_note)
+
+    def take(self, question: str, sources: Sequence[Source]) -> tuple[Verdict, list[DraftSentence], str] | None:
+        with self._lock:
+            return self._drafts.pop(self._key(question, sources), None)
+
+
 # ---------------------------------------------------------------------------
 # Roles
 # ---------------------------------------------------------------------------
 
 
 class LLMPlanner:
-    def __init__(self, client: ChatClient) -> None:
+    """The model plans; with `local` set, a question that planner finds simple costs no call."""
+
+    def __init__(self, client: ChatClient, *, local: Any = None) -> None:
         self.client = client
+        self.local = local
 
     def plan(self, question: str) -> Plan:
+        if self.local is not None:
+            quick = self.local.plan(question)
+            if quick.complexity == Complexity.SIMPLE and len(quick.sub_queries) == 1:
+                return quick
         out, usage = self.client.structured(prompts.planner_messages(question), PlanOut)
         queries = _clean_queries(out.sub_queries) or [question.strip()[:500]]
         facts = [f.strip() for f in out.facts if f.strip()][:6] or [question.strip()]
@@ -165,8 +224,9 @@ class LLMPlanner:
 class LLMAuditor:
     """One batched call per pass; every quote it returns is verified against its chunk."""
 
-    def __init__(self, client: ChatClient) -> None:
+    def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None) -> None:
         self.client = client
+        self.memo = memo
 
     def audit(self, question: str, plan: Plan, sources: list[Source], *, can_retry: bool) -> AuditResult:
         out, usage = self.client.structured(
@@ -189,14 +249,15 @@ class LLMAuditor:
                 label = SupportLabel.UNSUPPORTED
             facts.append(FactAudit(fact=f.fact, label=label, sentences=sentences))
 
-        premise = PremiseCheck(premise=plan.premise)
+        stated = plan.premise or out.premise.statement.strip()
+        premise = PremiseCheck(premise=stated)
         if out.premise.contradicted:
             source, quote, start = _checked_quote(out.premise.source, out.premise.quote, sources)
             if source is not None and start >= 0:
-                premise = PremiseCheck(premise=plan.premise, contradicted=True, chunk_id=source.chunk_id,
+                premise = PremiseCheck(premise=stated, contradicted=True, chunk_id=source.chunk_id,
                                        quote=quote, reason=out.premise.reason)
             else:
-                premise = PremiseCheck(premise=plan.premise, reason="the model's contradicting quote was not found")
+                premise = PremiseCheck(premise=stated, reason="the model's contradicting quote was not found")
 
         verdict = Verdict(out.verdict)
         reason = out.reason
@@ -217,6 +278,9 @@ class LLMAuditor:
         if not missing and verdict in (Verdict.PARTIALLY_SUFFICIENT, Verdict.INSUFFICIENT_RETRY,
                                        Verdict.INSUFFICIENT_REFUSE):
             missing = [f.fact for f in facts if f not in supported] or list(plan.facts)
+        if self.memo is not None and out.answer and verdict not in (Verdict.INSUFFICIENT_RETRY,
+                                                                    Verdict.INSUFFICIENT_REFUSE):
+            self.memo.put(question, sources, verdict, _draft_sentences(out.answer), out.missing_note.strip())
         return AuditResult(facts=facts, premise=premise, verdict=verdict, missing=missing,
                            reason=reason, usage=usage)
 
@@ -263,28 +327,26 @@ def refusal_draft(question: str, sources: Sequence[Source], audit: AuditResult) 
 
 
 class LLMGenerator:
-    def __init__(self, client: ChatClient) -> None:
+    def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None) -> None:
         self.client = client
+        self.memo = memo
 
     def generate(self, question: str, sources: list[Source], audit: AuditResult | None) -> Draft:
         outcome = Outcome.ANSWER if audit is None else _OUTCOME_OF_VERDICT[audit.verdict]
         if audit is not None and outcome == Outcome.REFUSAL:
             return refusal_draft(question, sources, audit)
-        out, usage = self.client.structured(
-            prompts.generator_messages(question, sources, audit, outcome.value), DraftOut
-        )
-        sentences: list[DraftSentence] = []
-        for s in out.sentences:
-            # Models sometimes write "[2]" in the text despite being told not to: move the
-            # markers into the structured citations, where the verifier checks them.
-            text, inline = strip_markers(prompts.unescape_data(s.text))
-            if not text:
-                continue
-            citations = list(dict.fromkeys([*s.citations, *inline]))
-            sentences.append(DraftSentence(text=text, citations=citations, quote=prompts.unescape_data(s.quote).strip()))
+        usage = Usage()
+        memo = self.memo.take(question, sources) if self.memo is not None and audit is not None else None
+        if memo is not None and _OUTCOME_OF_VERDICT[memo[0]] == outcome and memo[1]:
+            # The audit call already wrote this answer from the same evidence and verdict.
+            sentences, missing = memo[1], memo[2]
+        else:
+            out, usage = self.client.structured(
+                prompts.generator_messages(question, sources, audit, outcome.value), DraftOut
+            )
+            sentences, missing = _draft_sentences(out.sentences), out.missing_note.strip()
         # The audit decides the outcome, not the generator: it cannot talk its way out of
         # a partial answer or into a premise correction the evidence did not show.
-        missing = out.missing_note.strip()
         if outcome == Outcome.PARTIAL and not missing and audit is not None:
             missing = "; ".join(audit.missing)
         return Draft(outcome=outcome, sentences=sentences, missing_note=missing, usage=usage)
@@ -312,12 +374,23 @@ def llm_rerank(query: str, candidates: Sequence[Any], client: ChatClient) -> lis
     return llm_rerank_with_usage(query, candidates, client)[0]
 
 
-def llm_roles(client: LLMClient | None = None) -> dict[str, Any]:
-    """The four LLM roles on one client (from settings unless given), keyed by role name."""
+def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = True,
+              draft_in_audit: bool = True) -> dict[str, Any]:
+    """The four LLM roles on one client (from settings unless given), keyed by role name.
+
+    `plan_simple_locally`: simple questions are planned by the rule-based planner (no call).
+    `draft_in_audit`: the audit call also drafts the answer, which the generator reuses.
+    """
     client = client or LLMClient.from_settings()
+    memo = DraftMemo() if draft_in_audit else None
+    local = None
+    if plan_simple_locally:
+        from agent.local.planner import RulePlanner
+
+        local = RulePlanner()
     return {
-        "planner": LLMPlanner(client),
-        "auditor": LLMAuditor(client),
+        "planner": LLMPlanner(client, local=local),
+        "auditor": LLMAuditor(client, memo=memo),
         "reformulator": LLMReformulator(client),
-        "generator": LLMGenerator(client),
+        "generator": LLMGenerator(client, memo=memo),
     }

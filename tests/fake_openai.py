@@ -318,11 +318,13 @@ def grounded_responder(body: dict[str, Any]) -> Reply:
                                   "premise": {"contradicted": False, "source": 0, "quote": "", "reason": ""},
                                   "verdict": "INSUFFICIENT_REFUSE", "missing": [question], "reason": "no documents"})
         quote = _first_sentence(docs[0][1])
+        n = int(docs[0][0])
         return Reply(content={
             "facts": [{"fact": question, "label": "supported",
-                       "sentences": [{"source": int(docs[0][0]), "quote": quote, "label": "supported"}]}],
-            "premise": {"contradicted": False, "source": 0, "quote": "", "reason": ""},
-            "verdict": "SUFFICIENT", "missing": [], "reason": "document 1 states it"})
+                       "sentences": [{"source": n, "quote": quote, "label": "supported"}]}],
+            "premise": {"statement": "", "contradicted": False, "source": 0, "quote": "", "reason": ""},
+            "verdict": "SUFFICIENT", "missing": [], "reason": "document 1 states it",
+            "answer": [{"text": quote, "citations": [n], "quote": quote}], "missing_note": ""})
     if name == "QueriesOut":
         return Reply(content={"sub_queries": [f"{question} evidence"]})
     if name == "DraftOut":

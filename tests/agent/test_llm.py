@@ -475,3 +475,55 @@ def test_the_llm_roles_answer_with_a_verified_citation_in_three_calls(fake_opena
     assert citation.chunk_id == 12 and citation.verified
     assert "YES" not in answer.text
     assert sum(u.calls for u in (plan.usage, audit.usage, draft.usage)) == 3
+
+
+def test_the_generator_reuses_the_answer_drafted_by_the_audit_call(fake_openai, llm_client):
+    from agent.llm_roles import DraftMemo
+
+    memo = DraftMemo()
+    quote = "BM25 is a bag-of-words ranking function."
+    fake_openai.queue(_audit_reply(
+        facts=[{"fact": "kind", "label": "supported", "sentences": [{"source": 1, "quote": quote,
+                                                                     "label": "supported"}]}],
+        answer=[{"text": "BM25 is a bag-of-words ranking function [1].", "citations": [], "quote": quote}]))
+    plan = Plan(facts=["kind"], sub_queries=["BM25"])
+    sources = _sources()
+
+    audit = LLMAuditor(llm_client, memo=memo).audit("What is BM25?", plan, sources, can_retry=True)
+    draft = LLMGenerator(llm_client, memo=memo).generate("What is BM25?", sources, audit)
+
+    assert len(fake_openai.chat_requests) == 1
+    assert draft.outcome == Outcome.ANSWER and draft.usage.calls == 0
+    assert [(s.text, s.citations) for s in draft.sentences] == [("BM25 is a bag-of-words ranking function.", [1])]
+    # Other evidence (a retry pass) gets a fresh generation call, not the stale draft.
+    fake_openai.queue({"outcome": "ANSWER", "missing_note": "", "sentences": []})
+    LLMGenerator(llm_client, memo=memo).generate("What is BM25?", sources[:1], audit)
+    assert len(fake_openai.chat_requests) == 2
+
+
+def test_the_planner_leaves_simple_questions_to_the_rule_planner(fake_openai, llm_client):
+    from agent.local.planner import RulePlanner
+
+    planner = LLMPlanner(llm_client, local=RulePlanner())
+    fake_openai.queue({"complexity": "comparison", "facts": ["a", "b"], "sub_queries": ["BM25 recall", "DPR recall"],
+                       "premise": ""})
+
+    simple = planner.plan("What is the default value of b in BM25?")
+    comparison = planner.plan("How do BM25 and DPR differ in recall?")
+
+    assert simple.sub_queries == ["What is the default value of b in BM25?"] and simple.usage.calls == 0
+    assert comparison.sub_queries == ["BM25 recall", "DPR recall"] and comparison.usage.calls == 1
+    assert len(fake_openai.chat_requests) == 1
+
+
+def test_the_auditor_checks_a_presupposition_it_found_itself(fake_openai, llm_client):
+    fake_openai.queue(_audit_reply(
+        verdict="FALSE_PREMISE",
+        premise={"statement": "BM25 is a neural model", "contradicted": True, "source": 1,
+                 "quote": "BM25 is a bag-of-words ranking function.", "reason": "bag of words"}))
+
+    audit = LLMAuditor(llm_client).audit("Why is BM25 neural?", Plan(sub_queries=["BM25"]), _sources(),
+                                         can_retry=True)
+
+    assert audit.verdict == Verdict.FALSE_PREMISE
+    assert audit.premise.premise == "BM25 is a neural model" and audit.premise.chunk_id == 11
