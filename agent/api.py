@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 from agent import selectors
 from agent.models import Citation, Review, Run, RunStep
 from knowledge import selectors as knowledge_selectors
-from knowledge.api import PAGE_PARAMETERS, ordering_field, paginated, parse_filters, parse_input
+from knowledge.api import PAGE_PARAMETERS, ordering_field, page_of, paginated, parse_filters, parse_input
 from knowledge.api_errors import Conflict, error_responses
 from knowledge.models import Role
 
@@ -42,7 +42,10 @@ def config_names() -> list[str]:
 class CitationOutputSerializer(serializers.Serializer):
     marker = serializers.IntegerField(help_text="The n of [n] in the answer.")
     document_id = serializers.IntegerField(
-        source="chunk.document_id", allow_null=True, default=None, help_text="Null once the document was deleted."
+        source="chunk.document_id",
+        allow_null=True,
+        default=None,
+        help_text="Null once the document was deleted.",
     )
     document_title = serializers.CharField()
     page = serializers.IntegerField()
@@ -152,7 +155,9 @@ class RunListApi(APIView):
         outcome = serializers.ChoiceField(choices=Run.Outcome.choices, required=False)
         config = serializers.CharField(required=False, max_length=50, help_text="Configuration name.")
         mine = serializers.BooleanField(
-            required=False, default=True, help_text="Only your own questions (default); false: every member's."
+            required=False,
+            default=True,
+            help_text="Only your own questions (default); false: every member's.",
         )
         q = serializers.CharField(required=False, max_length=200, help_text="Part of the question.")
         ordering = ordering_field("created_at", "finished_at", default="-created_at")
@@ -172,7 +177,7 @@ class RunListApi(APIView):
         operation_id="runs_list",
         summary="Questions asked in your collections, newest first",
         parameters=[FilterSerializer, *PAGE_PARAMETERS],
-        responses={200: RunSummarySerializer(many=True), **error_responses(400, 404)},
+        responses={200: page_of(RunSummarySerializer), **error_responses(400, 404)},
     )
     def get(self, request: Request) -> Response:
         filters = parse_filters(self.FilterSerializer, request)
@@ -234,7 +239,11 @@ class ConfigListApi(APIView):
     @extend_schema(
         operation_id="configs_list",
         summary="Configuration names a run may use, the default first",
-        responses={200: inline_serializer("ConfigList", {"configs": serializers.ListField(child=serializers.CharField())})},
+        responses={
+            200: inline_serializer(
+                "ConfigList", {"configs": serializers.ListField(child=serializers.CharField())}
+            )
+        },
     )
     def get(self, request: Request) -> Response:
         return Response({"configs": config_names()})
@@ -256,7 +265,7 @@ class RunReviewListApi(APIView):
         operation_id="reviews_list",
         summary="Reviews of a run (any member)",
         parameters=PAGE_PARAMETERS,
-        responses={200: ReviewOutputSerializer(many=True), **error_responses(404)},
+        responses={200: page_of(ReviewOutputSerializer), **error_responses(404)},
     )
     def get(self, request: Request, pk: int) -> Response:
         run = selectors.run_get(user=request.user, pk=pk)
@@ -286,5 +295,6 @@ class RunReviewListApi(APIView):
         existed = Review.objects.filter(run=run, reviewer=request.user).exists()
         review = review_create(run=run, reviewer=request.user, **data)
         return Response(
-            ReviewOutputSerializer(review).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+            ReviewOutputSerializer(review).data,
+            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
         )

@@ -25,7 +25,7 @@ from drf_spectacular.utils import (
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -49,7 +49,9 @@ class Pagination(PageNumberPagination):
     max_page_size = 200
 
 
-def paginated(view: APIView, request: Request, queryset: QuerySet, serializer: type, **context: Any) -> Response:
+def paginated(
+    view: APIView, request: Request, queryset: QuerySet, serializer: type, **context: Any
+) -> Response:
     paginator = Pagination()
     page = paginator.paginate_queryset(queryset, request, view=view)
     data = serializer(page, many=True, context={"request": request, **context}).data
@@ -73,6 +75,20 @@ def ordering_field(*fields: str, default: str) -> serializers.ChoiceField:
     choices = [f for name in fields for f in (name, f"-{name}")]
     return serializers.ChoiceField(
         choices=choices, required=False, default=default, help_text="Sort key; prefix with - for descending."
+    )
+
+
+def page_of(serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
+    """The schema of one page of a list, as `paginated` returns it."""
+    name = serializer_class.__name__.removesuffix("Serializer").removesuffix("Output")
+    return inline_serializer(
+        f"Paginated{name}List",
+        {
+            "count": serializers.IntegerField(help_text="Items across all pages."),
+            "next": serializers.URLField(allow_null=True, help_text="Next page, or null."),
+            "previous": serializers.URLField(allow_null=True, help_text="Previous page, or null."),
+            "results": serializer_class(many=True),
+        },
     )
 
 
@@ -106,7 +122,9 @@ class CollectionOutputSerializer(serializers.Serializer):
 
     def get_role(self, obj: Collection) -> str:
         roles = self.context.get("roles") or {}
-        role = roles.get(obj.pk) or selectors.collection_role(user=self.context["request"].user, collection=obj)
+        role = roles.get(obj.pk) or selectors.collection_role(
+            user=self.context["request"].user, collection=obj
+        )
         return str(role)
 
     def get_url(self, obj: Collection) -> str:
@@ -132,7 +150,7 @@ class CollectionListApi(APIView):
         operation_id="collections_list",
         summary="Collections you are a member of",
         parameters=[FilterSerializer, *PAGE_PARAMETERS],
-        responses={200: CollectionOutputSerializer(many=True), **error_responses(400, 404)},
+        responses={200: page_of(CollectionOutputSerializer), **error_responses(400, 404)},
     )
     def get(self, request: Request) -> Response:
         filters = parse_filters(self.FilterSerializer, request)
@@ -152,7 +170,9 @@ class CollectionListApi(APIView):
         data = parse_input(self.InputSerializer, request)
         collection = services.collection_create(user=request.user, **data)
         collection = _with_counts(Collection.objects.filter(pk=collection.pk)).get()
-        body = CollectionOutputSerializer(collection, context={"request": request, "roles": {collection.pk: Role.OWNER}})
+        body = CollectionOutputSerializer(
+            collection, context={"request": request, "roles": {collection.pk: Role.OWNER}}
+        )
         return Response(body.data, status=status.HTTP_201_CREATED, headers={"Location": body.data["url"]})
 
 
@@ -219,11 +239,13 @@ class MemberListApi(APIView):
         operation_id="members_list",
         summary="Members of a collection (any member)",
         parameters=PAGE_PARAMETERS,
-        responses={200: MemberOutputSerializer(many=True), **error_responses(404)},
+        responses={200: page_of(MemberOutputSerializer), **error_responses(404)},
     )
     def get(self, request: Request, slug: str) -> Response:
         collection, _ = selectors.collection_get(user=request.user, slug=slug)
-        return paginated(self, request, selectors.membership_list(collection=collection), MemberOutputSerializer)
+        return paginated(
+            self, request, selectors.membership_list(collection=collection), MemberOutputSerializer
+        )
 
     @extend_schema(
         operation_id="members_create",
@@ -242,7 +264,8 @@ class MemberListApi(APIView):
         existed = Membership.objects.filter(collection=collection, user=user).exists()
         membership = services.membership_set(collection=collection, user=user, role=data["role"])
         return Response(
-            MemberOutputSerializer(membership).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+            MemberOutputSerializer(membership).data,
+            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
         )
 
 
@@ -356,7 +379,9 @@ class DocumentOutputSerializer(serializers.Serializer):
 
 def _documents_with_jobs(queryset: QuerySet[Document]) -> QuerySet[Document]:
     jobs = IngestJob.objects.order_by("-created_at", "-pk")
-    return queryset.select_related("collection").prefetch_related(Prefetch("jobs", jobs, to_attr="latest_jobs"))
+    return queryset.select_related("collection").prefetch_related(
+        Prefetch("jobs", jobs, to_attr="latest_jobs")
+    )
 
 
 class DocumentListApi(APIView):
@@ -376,7 +401,7 @@ class DocumentListApi(APIView):
         operation_id="documents_list",
         summary="Documents of a collection, with ingestion status and progress (any member)",
         parameters=[FilterSerializer, *PAGE_PARAMETERS],
-        responses={200: DocumentOutputSerializer(many=True), **error_responses(400, 404)},
+        responses={200: page_of(DocumentOutputSerializer), **error_responses(400, 404)},
     )
     def get(self, request: Request, slug: str) -> Response:
         collection, _ = selectors.collection_get(user=request.user, slug=slug)
@@ -385,7 +410,9 @@ class DocumentListApi(APIView):
         if filters.get("status"):
             queryset = queryset.filter(status=filters["status"])
         if filters.get("q"):
-            queryset = queryset.filter(Q(title__icontains=filters["q"]) | Q(original_name__icontains=filters["q"]))
+            queryset = queryset.filter(
+                Q(title__icontains=filters["q"]) | Q(original_name__icontains=filters["q"])
+            )
         queryset = _documents_with_jobs(queryset.order_by(filters["ordering"], "pk"))
         return paginated(self, request, queryset, DocumentOutputSerializer)
 
@@ -441,12 +468,26 @@ class DocumentDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+# What knowledge.sniff accepts, plus the fallback for rows without a type.
+DOWNLOAD_MEDIA_TYPES = (
+    "application/pdf",
+    "text/markdown",
+    "text/plain",
+    "text/html",
+    "application/octet-stream",
+)
+
+
 class DocumentFileApi(APIView):
     @extend_schema(
         operation_id="documents_file",
         summary="Download the uploaded file (any member)",
+        description="The file as uploaded, with its sniffed media type, as an attachment.",
         responses={
-            (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
+            **{
+                (200, media_type): OpenApiResponse(OpenApiTypes.BINARY, description="The file.")
+                for media_type in DOWNLOAD_MEDIA_TYPES
+            },
             **error_responses(404),
         },
     )
@@ -492,7 +533,9 @@ class SearchHitOutputSerializer(serializers.Serializer):
         child=serializers.IntegerField(allow_null=True),
         help_text="1-based rank per retriever (e.g. bm25, dense); null when outside its candidate pool.",
     )
-    scores = serializers.DictField(child=serializers.FloatField(allow_null=True), help_text="Score per retriever.")
+    scores = serializers.DictField(
+        child=serializers.FloatField(allow_null=True), help_text="Score per retriever."
+    )
     document_id = serializers.IntegerField()
     document_title = serializers.CharField()
     page_start = serializers.IntegerField()
@@ -507,11 +550,13 @@ class SearchApi(APIView):
         q = serializers.CharField(max_length=2000, help_text="The query.")
         k = serializers.IntegerField(min_value=1, max_value=50, default=10)
         mode = serializers.ChoiceField(
-            choices=["rrf", "minmax", "bm25", "dense"], default="rrf",
+            choices=["rrf", "minmax", "bm25", "dense"],
+            default="rrf",
             help_text="rrf: reciprocal rank fusion; minmax: weighted min-max fusion; or one retriever alone.",
         )
         rerank = serializers.ChoiceField(
-            choices=["sentence", "llm"], required=False,
+            choices=["sentence", "llm"],
+            required=False,
             help_text="Rerank the fused pool: best-sentence similarity (offline) or the LLM.",
         )
         document = serializers.ListField(

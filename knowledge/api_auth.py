@@ -35,7 +35,9 @@ def generate_token() -> str:
 def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
     """Create a token for `user`. Returns the row and the plain token, which is never stored."""
     token = generate_token()
-    row = ApiToken(user=user, name=name.strip()[:100], prefix=token[:SHOWN_PREFIX_LENGTH], token_hash=hash_token(token))
+    row = ApiToken(
+        user=user, name=name.strip()[:100], prefix=token[:SHOWN_PREFIX_LENGTH], token_hash=hash_token(token)
+    )
     row.full_clean()
     row.save()
     return row, token

@@ -11,6 +11,9 @@ import logging
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import HttpRequest, JsonResponse
+from django.urls import Resolver404, resolve
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
@@ -105,3 +108,18 @@ class Conflict(APIException):
     status_code = status.HTTP_409_CONFLICT
     default_code = "conflict"
     default_detail = "The object's current state does not allow this."
+
+
+@csrf_exempt  # it changes nothing; a 403 from CSRF would hide the real answer, 404
+def api_not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
+    """Unknown URLs under /api/ answer in the API's error shape, not with an HTML page."""
+    message = "There is no API endpoint at this URL; see /api/docs/."
+    if not request.path.endswith("/"):
+        try:
+            resolve(request.path + "/")
+        except Resolver404:
+            pass
+        else:
+            # CommonMiddleware's APPEND_SLASH redirect cannot fire past this catch-all route.
+            message = f"API URLs end with a slash: try {request.path}/"
+    return JsonResponse(_error("not_found", message), status=404)

@@ -1,6 +1,6 @@
 """Shared set-up for API tests: one user per role on one collection, and a few objects in it.
 
-Import the fixtures into a test module (`from tests.api_support import api_world, fast_passwords`).
+tests/conftest.py registers this module as a plugin, so these fixtures are available to every test.
 """
 
 from __future__ import annotations
@@ -63,23 +63,45 @@ def api_world(fast_passwords, alice, bob, charlie, django_user_model, collection
     content = b"Dense retrieval uses BM25 as a baseline.\n"
     path, sha = store_file(content)
     document = make_document(
-        collection=collection, title="BM25 notes", original_name="bm25.txt", file=path, sha256=sha,
+        collection=collection,
+        title="BM25 notes",
+        original_name="bm25.txt",
+        file=path,
+        sha256=sha,
         size_bytes=len(content),
     )
     chunk = make_chunk(document=document, text=content.decode())
     failed_path, failed_sha = store_file(b"not really a pdf")
     failed = make_document(
-        collection=collection, title="Broken", original_name="broken.pdf", file=failed_path,
-        sha256=failed_sha, media_type="application/pdf", status=Document.Status.FAILED, error="Not a PDF.",
+        collection=collection,
+        title="Broken",
+        original_name="broken.pdf",
+        file=failed_path,
+        sha256=failed_sha,
+        media_type="application/pdf",
+        status=Document.Status.FAILED,
+        error="Not a PDF.",
     )
     run = Run.objects.create(
-        collection=collection, user=alice, question="What baseline is used?", config_name="agentic",
-        config_hash="x" * 64, status=Run.Status.DONE, outcome=Run.Outcome.ANSWER,
+        collection=collection,
+        user=alice,
+        question="What baseline is used?",
+        config_name="agentic",
+        config_hash="x" * 64,
+        status=Run.Status.DONE,
+        outcome=Run.Outcome.ANSWER,
         answer="BM25 is the baseline [1].",
     )
     Citation.objects.create(
-        run=run, marker=1, chunk=chunk, document_title=document.title, page=1, chunk_text=chunk.text,
-        quote="uses BM25 as a baseline", quote_start=chunk.text.index("uses BM25"), verified=True,
+        run=run,
+        marker=1,
+        chunk=chunk,
+        document_title=document.title,
+        page=1,
+        chunk_text=chunk.text,
+        quote="uses BM25 as a baseline",
+        quote_start=chunk.text.index("uses BM25"),
+        verified=True,
     )
     users = {"owner": alice, "editor": erin, "reviewer": rita, "viewer": bob, "outsider": charlie}
     return ApiWorld(users=users, collection=collection, document=document, failed_document=failed, run=run)

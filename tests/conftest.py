@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# API fixtures (a user per role on one collection): api_world, fast_passwords.
+pytest_plugins = ["tests.api_support"]
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("GROUNDED_SHARED_DATA", ROOT.parent / "shared" / "data"))
 PAPERS = SHARED_DATA / "papers"

@@ -16,7 +16,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from tests.api_support import ROLES, ApiWorld, api_world, fast_passwords  # noqa: F401
+from tests.api_support import ROLES, ApiWorld
 
 MEMBER_RANK = {"viewer": 1, "reviewer": 2, "editor": 3, "owner": 4}
 
@@ -59,9 +59,18 @@ TABLE: list[Row] = [
     Row("collection_detail", "patch", needs("owner", 200), slug, body=lambda w: {"description": "New"}),
     Row("collection_detail", "delete", needs("owner", 204), slug),
     Row("member_list", "get", needs("viewer", 200), slug),
-    Row("member_list", "post", needs("owner", 201), slug, body=lambda w: {"username": "dave", "role": "viewer"}),
     Row(
-        "member_detail", "patch", needs("owner", 200), lambda w: {**slug(w), "username": "bob"},
+        "member_list",
+        "post",
+        needs("owner", 201),
+        slug,
+        body=lambda w: {"username": "dave", "role": "viewer"},
+    ),
+    Row(
+        "member_detail",
+        "patch",
+        needs("owner", 200),
+        lambda w: {**slug(w), "username": "bob"},
         body=lambda w: {"role": "reviewer"},
     ),
     Row("member_detail", "delete", needs("owner", 204), lambda w: {**slug(w), "username": "bob"}),
@@ -74,7 +83,9 @@ TABLE: list[Row] = [
     Row("document_retry", "post", needs("editor", 202), lambda w: {"pk": w.failed_document.pk}),
     Row("run_list", "get", signed_in(200)),
     Row(
-        "run_list", "post", needs("viewer", 202),
+        "run_list",
+        "post",
+        needs("viewer", 202),
         body=lambda w: {"collection": w.collection.slug, "question": "Which baseline do the papers use?"},
     ),
     Row("run_detail", "get", needs("viewer", 200), run),
@@ -121,9 +132,7 @@ CASES = [(row, role) for row in TABLE for role in ROLES]
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(
-    ("row", "role"), CASES, ids=[f"{r.name}-{r.method}-{role}" for r, role in CASES]
-)
+@pytest.mark.parametrize(("row", "role"), CASES, ids=[f"{r.name}-{r.method}-{role}" for r, role in CASES])
 def test_role_matrix(api_world, row: Row, role: str):
     url = reverse(f"api:{row.name}", kwargs=row.kwargs(api_world))
     if row.query:
@@ -131,7 +140,9 @@ def test_role_matrix(api_world, row: Row, role: str):
     client = api_world.client(role)
     body = row.body(api_world)
     call = getattr(client, row.method)
-    response = call(url, body, format="multipart" if row.multipart else "json") if body is not None else call(url)
+    response = (
+        call(url, body, format="multipart" if row.multipart else "json") if body is not None else call(url)
+    )
     expected = row.expected[role]
     assert response.status_code == expected, (
         f"{row.method.upper()} {url} as {role}: {response.status_code}, expected {expected}: "
@@ -140,9 +151,14 @@ def test_role_matrix(api_world, row: Row, role: str):
     if expected >= 400:
         # Every refusal has the API's one error shape with a machine-readable code.
         assert set(response.json()["error"]) == {"code", "message", "detail"}
-        assert response.json()["error"]["code"] in {
-            401: {"not_authenticated"}, 403: {"permission_denied"}, 404: {"not_found"},
-        }[expected]
+        assert (
+            response.json()["error"]["code"]
+            in {
+                401: {"not_authenticated"},
+                403: {"permission_denied"},
+                404: {"not_found"},
+            }[expected]
+        )
 
 
 @pytest.mark.django_db

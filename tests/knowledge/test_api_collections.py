@@ -8,7 +8,6 @@ from rest_framework.test import APIClient
 
 from knowledge import services
 from knowledge.models import Collection, Membership, Role
-from tests.api_support import fast_passwords  # noqa: F401
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
@@ -46,7 +45,10 @@ def test_it_lists_only_my_collections_with_my_role(api, alice, bob, collection):
     services.membership_set(collection=viewer_of, user=alice, role=Role.VIEWER)
     body = api.get(reverse("api:collection_list")).json()
     assert body["count"] == 2
-    assert [(c["name"], c["role"]) for c in body["results"]] == [("Alpha", "viewer"), ("Retrieval papers", "owner")]
+    assert [(c["name"], c["role"]) for c in body["results"]] == [
+        ("Alpha", "viewer"),
+        ("Retrieval papers", "owner"),
+    ]
 
 
 def test_it_paginates_filters_and_orders_collections(api, alice):
@@ -103,7 +105,9 @@ def test_the_owner_adds_changes_and_removes_members(api, collection, charlie):
     assert api.patch(detail, {"role": "viewer"}).json()["role"] == "viewer"
     listed = api.get(members).json()
     assert [(m["username"], m["role"]) for m in listed["results"]] == [
-        ("alice", "owner"), ("bob", "viewer"), ("charlie", "viewer"),
+        ("alice", "owner"),
+        ("bob", "viewer"),
+        ("charlie", "viewer"),
     ]
     assert api.delete(detail).status_code == 204
     assert not Membership.objects.filter(collection=collection, user=charlie).exists()

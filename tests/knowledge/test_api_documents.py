@@ -11,7 +11,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from knowledge.models import Document, IngestJob
-from tests.api_support import ApiWorld, api_world, fast_passwords  # noqa: F401
+from tests.api_support import ApiWorld
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +26,9 @@ def _upload(client: APIClient, world: ApiWorld, name: str, content: bytes, conte
 
 
 def test_it_uploads_a_file_and_queues_its_ingestion(api_world):
-    response = _upload(_client(api_world, "editor"), api_world, "fusion.md", b"# RRF\n\nReciprocal rank fusion.\n")
+    response = _upload(
+        _client(api_world, "editor"), api_world, "fusion.md", b"# RRF\n\nReciprocal rank fusion.\n"
+    )
     assert response.status_code == 201
     body = response.json()
     assert body["status"] == "queued"
@@ -56,7 +58,9 @@ def test_it_answers_413_for_an_oversize_upload(api_world, settings):
 
 
 def test_it_answers_415_for_an_unsupported_type(api_world):
-    response = _upload(_client(api_world), api_world, "tool.exe", b"MZ\x90\x00\x03\x00\x00\x00\x04", "application/pdf")
+    response = _upload(
+        _client(api_world), api_world, "tool.exe", b"MZ\x90\x00\x03\x00\x00\x00\x04", "application/pdf"
+    )
     assert response.status_code == 415
     error = response.json()["error"]
     assert error["code"] == "unsupported_type"
@@ -73,8 +77,13 @@ def test_it_answers_400_when_the_file_field_is_missing(api_world):
 def test_it_lists_documents_with_status_filter_and_progress(api_world):
     running = api_world.failed_document
     IngestJob.objects.create(
-        document=running, status=IngestJob.Status.RUNNING, message_key="EMBEDDING",
-        pages_done=4, pages_total=4, chunks_done=5, chunks_total=10,
+        document=running,
+        status=IngestJob.Status.RUNNING,
+        message_key="EMBEDDING",
+        pages_done=4,
+        pages_total=4,
+        chunks_done=5,
+        chunks_total=10,
     )
     Document.objects.filter(pk=running.pk).update(status=Document.Status.PROCESSING)
     url = reverse("api:document_list", kwargs={"slug": api_world.collection.slug})
@@ -123,7 +132,9 @@ def test_it_retries_a_failed_document_and_refuses_a_ready_one(api_world):
 def test_it_deletes_a_document_and_its_file(api_world):
     path = Path(settings.MEDIA_ROOT) / api_world.document.file
     assert path.exists()
-    response = _client(api_world, "editor").delete(reverse("api:document_detail", kwargs={"pk": api_world.document.pk}))
+    response = _client(api_world, "editor").delete(
+        reverse("api:document_detail", kwargs={"pk": api_world.document.pk})
+    )
     assert response.status_code == 204
     assert not Document.objects.filter(pk=api_world.document.pk).exists()
     assert not path.exists()

@@ -77,7 +77,7 @@ def test_a_wrong_token_and_no_token_get_401(alice):
 
 
 def test_charlie_cannot_see_or_revoke_alices_token(client, alice, charlie):
-    row, token = api_token_create(user=alice, name="alice's")
+    row, _token = api_token_create(user=alice, name="alice's")
     client.force_login(charlie)
     assert "alice&#x27;s" not in client.get(reverse("knowledge:api_tokens")).content.decode()
     response = client.post(reverse("knowledge:api_token_revoke", kwargs={"pk": row.pk}))
