@@ -82,7 +82,8 @@ def grouped_bars(
                     f'font-size="9" fill="#666666"><title>{escape(label)}</title>n/a</text>'
                 )
                 continue
-            h = plot_h * max(0.0, min(1.0, value))
+            # A zero still gets a hairline, so "0%" reads differently from "n/a" (no bar, a label).
+            h = max(1.5, plot_h * max(0.0, min(1.0, value)))
             parts.append(
                 f'<rect x="{bx:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w * 0.92:.1f}" height="{h:.1f}" '
                 f'fill="{PALETTE[k % len(PALETTE)]}"><title>{escape(label)}</title></rect>'
@@ -96,11 +97,11 @@ def grouped_bars(
 
 
 def _nice_max(value: float) -> float:
-    """A round axis maximum at or above value (1, 2, 2.5 or 5 times a power of ten)."""
+    """A round axis maximum at or above value (1, 2 or 5 times a power of ten: fifths stay round)."""
     if value <= 0:
         return 1.0
     magnitude = 10 ** math.floor(math.log10(value))
-    return next(step * magnitude for step in (1, 2, 2.5, 5, 10) if step * magnitude >= value)
+    return next(step * magnitude for step in (1, 2, 5, 10) if step * magnitude >= value)
 
 
 def scatter(
@@ -122,15 +123,17 @@ def scatter(
         desc += "; no data for " + ", ".join(missing)
     head, tail = _open(width, height, title, desc)
     parts = [head]
-    x_max = _nice_max(max((x for _, x, _ in shown), default=1.0))
+    # Headroom so the largest point and its label stay inside the frame.
+    x_max = _nice_max(1.05 * max((x for _, x, _ in shown), default=1.0))
     for tick in range(5):
         y = top + plot_h - plot_h * tick / 4
-        x = left + plot_w * tick / 4
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#dddddd"/>')
         parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick * 25}%</text>')
+    for tick in range(6):
+        x = left + plot_w * tick / 5
         parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" stroke="#eeeeee"/>')
         parts.append(
-            f'<text x="{x:.1f}" y="{top + plot_h + 16}" text-anchor="middle">{x_max * tick / 4:g}</text>'
+            f'<text x="{x:.1f}" y="{top + plot_h + 16}" text-anchor="middle">{x_max * tick / 5:g}</text>'
         )
     parts.append(
         f'<text x="{left + plot_w / 2:.0f}" y="{height - 12}" text-anchor="middle">{escape(x_label)}</text>'
@@ -149,7 +152,11 @@ def scatter(
         )
         # Alternate label sides so neighbouring configurations do not print over each other.
         dy = -10 if k % 2 == 0 else 18
-        parts.append(f'<text x="{px + 8:.1f}" y="{py + dy:.1f}">{escape(label)}</text>')
+        # Labels of points in the right third go to the left of the point, inside the frame.
+        anchor, dx = ("end", -8) if px > left + plot_w * 2 / 3 else ("start", 8)
+        parts.append(
+            f'<text x="{px + dx:.1f}" y="{py + dy:.1f}" text-anchor="{anchor}">{escape(label)}</text>'
+        )
     parts.append(tail)
     return "".join(parts)
 
