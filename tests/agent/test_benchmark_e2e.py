@@ -17,7 +17,8 @@ from django.urls import reverse
 
 from tests.conftest import paper, shared_path
 
-pytestmark = pytest.mark.django_db
+# 32 runs answered one after the other: about a minute on an idle machine, more on a busy one.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.shared, pytest.mark.timeout(600)]
 
 SLICE = ("D03", "D04", "D05", "D09")
 PAPERS = ("1706.03762v5_attention_is_all_you_need", "1904.08375v2_doc2query")
