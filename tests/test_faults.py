@@ -1,0 +1,177 @@
+"""Faults on purpose: kill -9 the worker mid-ingestion and mid-answer, lose messages, lose the broker.
+
+Every job and run must still reach exactly one final state, with no duplicate chunks, no
+chunk of a half-ingested document visible to search and no run stuck in RUNNING. The
+sweeper (agent.sweeper) is what finishes the work of a killed worker: on the filesystem
+transport the message is never redelivered, and on Redis only after visibility_timeout.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+
+from agent.models import Run
+from agent.sweeper import sweep
+from knowledge.models import Chunk, Document, EmbeddingCache, ExtractedText, IngestJob
+from tests.conftest import paper
+
+TRIALS = 5
+SMALL_PAPER = "1904.08375v2_doc2query"  # 7 pages: a trial costs seconds, not minutes
+
+
+def _upload(collection, user, path):
+    from knowledge import services
+
+    document, created = services.document_upload(
+        collection=collection, user=user,
+        uploaded_file=SimpleUploadedFile(path.name, path.read_bytes(), content_type="application/pdf"),
+    )
+    assert created
+    return document
+
+
+def _after_hard_limit(seconds: int) -> timezone.datetime:
+    return timezone.now() + timedelta(seconds=seconds + 120)
+
+
+def _assert_clean_chunks(document: Document) -> None:
+    ordinals = list(Chunk.objects.filter(document=document).order_by("ordinal").values_list("ordinal", flat=True))
+    assert ordinals == list(range(len(ordinals))), "chunk ordinals must be unique and contiguous"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ingestion_survives_kill_9_of_its_worker(celery_worker_process, collection, alice):
+    from knowledge import services
+    from knowledge.indexing import index_search
+
+    path = paper(SMALL_PAPER)
+    reference_chunks = None
+    killed_mid_way = 0
+    for trial in range(TRIALS):
+        # Every trial parses and embeds from scratch, so the worker is caught mid-way.
+        EmbeddingCache.objects.all().delete()
+        ExtractedText.objects.all().delete()
+        document = _upload(collection, alice, path)
+        job = IngestJob.objects.filter(document=document).latest("created_at")
+
+        state = celery_worker_process(
+            lambda: IngestJob.objects.filter(pk=job.pk).values_list("status", flat=True).first()
+            in (IngestJob.Status.RUNNING, IngestJob.Status.DONE),
+            timeout=90, interval=0.02,
+        )
+        assert state
+        if IngestJob.objects.get(pk=job.pk).status == IngestJob.Status.RUNNING:
+            time.sleep(0.5 + 0.3 * trial)  # kill at different points of the pipeline
+            celery_worker_process.kill()
+            job.refresh_from_db()
+            if job.status == IngestJob.Status.RUNNING:
+                killed_mid_way += 1
+                document.refresh_from_db()
+                # Nothing of a half-ingested document is visible: chunks land with READY only.
+                assert document.status != Document.Status.READY
+                assert not Chunk.objects.filter(document=document).exists()
+                hits = index_search(collection=collection, query="document expansion by query prediction", k=20)
+                assert not Chunk.objects.filter(pk__in=[h.chunk_id for h in hits], document=document).exists()
+            report = sweep(now=_after_hard_limit(settings.INGEST_TIME_LIMIT))
+            assert job.pk in report.jobs_requeued or job.status in IngestJob.FINAL
+            celery_worker_process.start()
+
+        celery_worker_process(
+            lambda: IngestJob.objects.get(pk=job.pk).status in IngestJob.FINAL, timeout=180
+        )
+        job.refresh_from_db()
+        document.refresh_from_db()
+        assert job.status == IngestJob.Status.DONE, job.error
+        assert document.status == Document.Status.READY
+        _assert_clean_chunks(document)
+        count = Chunk.objects.filter(document=document).count()
+        reference_chunks = reference_chunks or count
+        assert count == reference_chunks, "a re-run must write the same chunks, not more"
+        assert IngestJob.objects.filter(document=document).exclude(status__in=IngestJob.FINAL).count() == 0
+        services.document_delete(document=document)
+    assert killed_mid_way >= TRIALS - 2, f"only {killed_mid_way} of {TRIALS} kills landed mid-ingestion"
+
+
+@pytest.fixture
+def ready_collection(collection, alice):
+    """The small paper ingested in-process (no worker), ready to answer questions."""
+    from knowledge.ingest import job_run
+
+    document = _upload(collection, alice, paper(SMALL_PAPER))
+    job_run(job_id=IngestJob.objects.get(document=document).pk)
+    document.refresh_from_db()
+    assert document.status == Document.Status.READY
+    return collection
+
+
+@pytest.mark.django_db(transaction=True)
+def test_answering_survives_kill_9_of_its_worker(ready_collection, alice, celery_worker_process):
+    from agent.services import run_create
+
+    for trial in range(TRIALS):
+        run = run_create(
+            collection=ready_collection, user=alice,
+            question=f"How does doc2query expand documents? (trial {trial})", config_name="agentic",
+        )
+        celery_worker_process(
+            lambda: Run.objects.filter(pk=run.pk).values_list("status", flat=True).first() != Run.Status.QUEUED,
+            timeout=90, interval=0.01,
+        )
+        celery_worker_process.kill()
+        run.refresh_from_db()
+        if run.status == Run.Status.RUNNING:
+            report = sweep(now=_after_hard_limit(settings.ANSWER_TIME_LIMIT))
+            assert run.pk in report.runs_requeued
+        celery_worker_process.start()
+        celery_worker_process(lambda: Run.objects.get(pk=run.pk).status in Run.FINAL, timeout=120)
+        run.refresh_from_db()
+        assert run.status == Run.Status.DONE, run.error
+        assert run.outcome
+        markers = list(run.citations.values_list("marker", flat=True))
+        assert len(markers) == len(set(markers))
+    assert not Run.objects.filter(status=Run.Status.RUNNING).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_killed_three_times_ends_failed_with_a_reason(collection, alice):
+    run = Run.objects.create(
+        collection=collection, user=alice, question="q", config_name="agentic", config_hash="x",
+        status=Run.Status.RUNNING, started_at=timezone.now(), attempts=3,
+    )
+    report = sweep(now=_after_hard_limit(settings.ANSWER_TIME_LIMIT))
+    run.refresh_from_db()
+    assert report.runs_failed == [run.pk]
+    assert run.status == Run.Status.FAILED
+    assert "stopped unexpectedly 3 times" in run.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_submissions_while_the_broker_is_down_are_kept_and_resent(collection, alice, settings, monkeypatch):
+    """The web request returns at once with a QUEUED row; the sweeper re-sends it later."""
+    from agent import tasks
+    from agent.services import run_create
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionRefusedError("[Errno 111] Connection refused")
+
+    sent: list[tuple] = []
+    monkeypatch.setattr(tasks.answer_run, "apply_async", broker_down)
+    started = time.monotonic()
+    run = run_create(collection=collection, user=alice, question="What is BM25?", config_name="hybrid")
+    assert time.monotonic() - started < 5
+    run.refresh_from_db()
+    assert run.status == Run.Status.QUEUED
+
+    monkeypatch.setattr(tasks.answer_run, "apply_async", lambda args=(), **kw: sent.append(tuple(args)))
+    assert sweep().runs_resent == []  # too early: it may still be on its way
+    report = sweep(now=timezone.now() + timedelta(minutes=5))
+    assert report.runs_resent == [run.pk]
+    assert sent == [(run.pk,)]
+    # Re-sent once per RESEND_AFTER, not on every sweep.
+    assert sweep(now=timezone.now() + timedelta(minutes=5, seconds=10)).runs_resent == []
