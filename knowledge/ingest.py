@@ -60,6 +60,8 @@ class Timings:
     embed: float = 0.0
     write: float = 0.0
     index: float = 0.0
+    # CPU seconds of the embedding step (all threads): steadier than wall time on a busy machine.
+    embed_cpu: float = 0.0
     extra: dict = field(default_factory=dict)
 
 
@@ -174,13 +176,14 @@ def document_process(*, job: IngestJob, embedder=None, timings: Timings | None =
         raise IngestFailure("No text was found in this file.")
     timings.chunk = time.perf_counter() - t
 
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     progress(force=True, message_key=Message.EMBEDDING, chunks_total=len(specs), chunks_done=0)
     embed_with_cache(
         [s.text for s in specs], embedder=embedder, batch_size=settings.EMBEDDING_BATCH_SIZE,
         progress=lambda done, total: progress(chunks_done=done),
     )
     timings.embed = time.perf_counter() - t
+    timings.embed_cpu = time.process_time() - cpu
 
     t = time.perf_counter()
     # Chunks appear together with READY, in one transaction: search never sees half a document.
@@ -221,7 +224,7 @@ def index_after_change(collection: Collection) -> None:
     index_rebuild(collection=collection)
 
 
-def job_run(*, job_id: int, embedder=None) -> IngestJob | None:  # noqa: ANN001
+def job_run(*, job_id: int, embedder=None, timings: Timings | None = None) -> IngestJob | None:  # noqa: ANN001
     """Claim and run one job; every path ends with the job DONE or FAILED."""
     from celery.exceptions import SoftTimeLimitExceeded
 
@@ -231,7 +234,7 @@ def job_run(*, job_id: int, embedder=None) -> IngestJob | None:  # noqa: ANN001
         return None
     error = ""
     try:
-        document_process(job=job, embedder=embedder)
+        document_process(job=job, embedder=embedder, timings=timings)
     except IngestFailure as exc:
         error = str(exc)
     except SoftTimeLimitExceeded:
