@@ -105,3 +105,15 @@ def api_world(fast_passwords, alice, bob, charlie, django_user_model, collection
     )
     users = {"owner": alice, "editor": erin, "reviewer": rita, "viewer": bob, "outsider": charlie}
     return ApiWorld(users=users, collection=collection, document=document, failed_document=failed, run=run)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """API throttles count in the default cache; start every test with empty buckets.
+
+    SQLite reuses user ids after a rollback, so without this one test's "alice" would
+    inherit the previous test's request count and a long suite could see 429s.
+    """
+    from django.core.cache import cache
+
+    cache.clear()
