@@ -278,3 +278,31 @@ def test_it_reads_retrieved_chunks_from_the_loops_retrieve_steps(collection, bse
                            output={"per_query": {"fox": [{"chunk_id": chunk_id, "page": 1}]}})
     report = sb.benchmark_report(brs=BenchmarkRun.objects.filter(label="l1"))
     assert report.overall["agentic_rerank"].evidence_recall == 1.0
+
+
+def test_it_starts_a_run_per_question_and_configuration(client, collection, bset, alice, bob):
+    url = reverse("agent:benchmark_start", args=[collection.slug, bset.pk])
+    client.force_login(bob)  # a viewer cannot start one
+    assert client.post(url, {"configs": ["agentic", "bm25"], "split": "test"}).status_code == 403
+    client.force_login(alice)
+    response = client.post(url, {"configs": ["agentic", "bm25"], "split": "test", "label": "First try"})
+    assert response.status_code == 302 and response["Location"].endswith("/runs/first-try/")
+    runs = Run.objects.filter(benchmark_run__label="first-try")
+    assert sorted((r.config_name, r.benchmark_question.question_id) for r in runs) == [
+        ("agentic", "Q1"), ("agentic", "Q2"), ("bm25", "Q1"), ("bm25", "Q2"),
+    ]
+    assert {r.status for r in runs} == {Run.Status.QUEUED}
+    progress = client.get(reverse("agent:benchmark_progress", args=[collection.slug, bset.pk, "first-try"])).json()
+    assert progress == {"done": 0, "total": 4, "percent": 0, "finished": False}
+    page = client.get(response["Location"]).content.decode()
+    assert "0 of 4 runs finished" in page and 'http-equiv="refresh"' in page
+
+
+def test_it_refuses_an_unknown_configuration_or_split(client, collection, bset, alice):
+    client.force_login(alice)
+    url = reverse("agent:benchmark_start", args=[collection.slug, bset.pk])
+    page = client.post(url, {"configs": ["gpt-magic"], "split": "test"}, follow=True).content.decode()
+    assert "Unknown configuration(s): gpt-magic" in page
+    page = client.post(url, {"configs": ["agentic"], "split": "dev"}, follow=True).content.decode()
+    assert "no questions in split" in page
+    assert not Run.objects.exists()
