@@ -355,8 +355,17 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Shared by every web process, so API throttles and login lock-outs hold across gunicorn
+# workers: Redis when configured, else files in var/cache (the laptop default).
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
+    }
+# Failed logins per username and per client address before a lock-out of LOGIN_LOCKOUT_SECONDS.
 LOGIN_MAX_FAILURES = env_int("PORTAL_LOGIN_MAX_FAILURES", 10, minimum=1)
+LOGIN_LOCKOUT_SECONDS = env_int("PORTAL_LOGIN_LOCKOUT_SECONDS", 900, minimum=1)
 
 # ---------------------------------------------------------------------------
 # Production hardening (DEBUG off): `manage.py check --deploy` is clean

@@ -4,6 +4,8 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from knowledge.views_auth import ThrottledLoginView
+
 from agent import api_urls as agent_api_urls
 from knowledge import api_urls as knowledge_api_urls
 from knowledge.api_errors import api_not_found
@@ -13,7 +15,7 @@ api_v1 = [*knowledge_api_urls.urlpatterns, *agent_api_urls.urlpatterns]
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="knowledge:collection_list", permanent=False)),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path(

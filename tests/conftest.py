@@ -37,6 +37,14 @@ def _isolated_files(settings, tmp_path):
     settings.INDEX_ROOT.mkdir()
 
 
+@pytest.fixture(autouse=True)
+def _isolated_cache(settings, tmp_path):
+    """A private in-memory cache per test: throttles and lock-outs never leak between tests."""
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": str(tmp_path)}
+    }
+
+
 @pytest.fixture
 def password() -> str:
     return "correct-horse-battery-staple"
