@@ -60,7 +60,8 @@ def quote_span(chunk_text: str, quote: str, quote_start: int) -> tuple[int, int]
     """Where the quoted supporting span sits in the chunk text, or None.
 
     The recorded offset is trusted only when the text there is the quote; otherwise we look
-    the quote up, so a stale offset never highlights the wrong words.
+    the quote up (exactly, then with any run of whitespace matching any other), so a stale
+    offset never highlights the wrong words.
     """
     if not quote:
         return None
@@ -69,7 +70,14 @@ def quote_span(chunk_text: str, quote: str, quote_start: int) -> tuple[int, int]
     found = chunk_text.find(quote)
     if found >= 0:
         return found, found + len(quote)
-    return None
+    # The auditor compares whitespace-normalised text, so a verified quote may span a line
+    # or paragraph break that it wrote as one space.
+    words = quote.split()
+    if not words:
+        return None
+    pattern = re.compile(r"\s+".join(re.escape(w) for w in words))
+    match = (pattern.match(chunk_text, quote_start) if quote_start >= 0 else None) or pattern.search(chunk_text)
+    return match.span() if match else None
 
 
 def highlighted_html(chunk_text: str, quote: str, quote_start: int) -> SafeString:

@@ -90,7 +90,7 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     run.save()
     page.locator("#run[data-final='1']").wait_for()
     assert page.evaluate("window.__sameDocument") is True
-    screenshot(page, "run-page")
+    screenshot(page, "sample-run-page")
 
     page.locator(".answer-text button.cite").click()
     mark = page.locator("#citation-panel mark")
@@ -98,7 +98,7 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     assert mark.inner_text() == "saturates term frequency with the constant k1"
     panel = page.locator("#citation-panel")
     assert "Okapi at TREC-3" in panel.inner_text() and "Page 4" in panel.inner_text()
-    screenshot(page, "citation-panel")
+    screenshot(page, "sample-citation-panel")
 
     # Keyboard: Escape closes the panel; Tab reaches a marker; Enter opens it again.
     page.keyboard.press("Escape")
@@ -137,9 +137,59 @@ def test_it_shows_a_refusal_card_and_the_history_on_a_phone(
     text = card.inner_text()
     assert "Not answered" in text and "price of tea 1850" in text and "DPR encodes questions" in text
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
-    screenshot(page, "refusal")
+    screenshot(page, "refusal-360px")
     page.goto(f"{live_server.url}/collections/{collection.slug}/questions/?outcome=REFUSAL")
     rows = page.locator("table.history tbody tr")
     assert rows.count() == 1 and "price of tea" in rows.first.inner_text()
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    assert console_errors == []
+
+
+@pytest.mark.worker
+@pytest.mark.slow
+def test_it_answers_with_citations_and_refuses_out_of_scope_end_to_end(
+    page, live_server, collection, alice, password, console_errors, celery_worker_process
+):
+    """Log in, upload a real paper, watch it become ready, ask, open a citation, get a refusal."""
+    import re
+
+    from tests.conftest import paper
+
+    pdf = paper("1904.08375v2_doc2query")
+    page.set_default_timeout(30_000)
+    log_in(page, live_server, alice, password)
+    page.goto(f"{live_server.url}/collections/{collection.slug}/")
+    page.set_input_files("#upload-files", str(pdf))
+    page.locator("#upload-form button[type=submit]").click()
+    # The documents table is polled: the row turns Ready without a reload.
+    page.locator("tr[data-status=ready]").get_by_text("Ready").wait_for(timeout=240_000)
+
+    page.locator("#ask textarea[name=question]").fill("What does Doc2query predict for each document?")
+    page.locator("#ask button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    page.locator("[data-stage=retrieve]").first.wait_for(timeout=120_000)
+    page.locator("#run[data-final='1']").wait_for(timeout=180_000)
+    stages = page.locator("[data-stage]").evaluate_all("els => els.map(e => e.dataset.stage)")
+    assert stages[:2] == ["plan", "retrieve"] and "generate" in stages, stages
+    screenshot(page, "run-page")
+
+    marker = page.locator(".answer-text button.cite").first
+    marker.click()
+    page.locator("#citation-panel .panel-body").wait_for()
+    mark = page.locator("#citation-panel mark")
+    assert mark.count() == 1, page.locator("#citation-panel").inner_html()
+    quoted = mark.inner_text().strip()
+    assert quoted and quoted in page.locator("#citation-panel .chunk-text").inner_text()
+    pdf_link = page.locator("#citation-panel a", has_text="Open the PDF")
+    assert re.search(r"/documents/\d+/.*#page=\d+$", pdf_link.get_attribute("href"))
+    screenshot(page, "citation-panel")
+
+    page.goto(f"{live_server.url}/collections/{collection.slug}/")
+    page.locator("#ask textarea[name=question]").fill("What was the price of Ceylon tea in London in 1850?")
+    page.locator("#ask button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    card = page.locator("[data-outcome=refusal]")
+    card.wait_for(timeout=180_000)
+    assert "What was searched" in card.inner_text()
+    screenshot(page, "refusal")
     assert console_errors == []

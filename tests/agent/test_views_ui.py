@@ -225,6 +225,8 @@ def test_a_stale_quote_offset_is_not_trusted():
     assert quote_span(text, "beta", 17) == (17, 21)
     assert quote_span(text, "beta", 0) == (6, 10)
     assert quote_span(text, "delta", 0) is None
+    # A quote verified on whitespace-normalised text still finds its span across line breaks.
+    assert quote_span("3 Method\n\nOur method predicts queries.", "Method Our method", 2) == (2, 20)
 
 
 def test_stage_summary_reads_counts_and_missing_facts():
