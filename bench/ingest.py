@@ -87,9 +87,10 @@ def _ingest(path: Path, collection, user) -> dict:  # noqa: ANN001
 def _bare(texts: list[str]) -> tuple[float, float]:
     from django.conf import settings
 
-    from knowledge.embeddings import get_embedder
+    from knowledge.embedding_cache import default_embedder
 
-    embedder = get_embedder("local", batch_size=settings.EMBEDDING_BATCH_SIZE)
+    # The very embedder object the pipeline uses (same session, same batch size), bare.
+    embedder = default_embedder()
     t, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(texts), settings.EMBEDDING_BATCH_SIZE):
         embedder.embed(texts[start : start + settings.EMBEDDING_BATCH_SIZE])
@@ -98,9 +99,9 @@ def _bare(texts: list[str]) -> tuple[float, float]:
 
 def run_case(path: Path, user) -> dict:  # noqa: ANN001
     from knowledge import services
-    from knowledge.embeddings import get_embedder
+    from knowledge.embedding_cache import default_embedder
 
-    get_embedder("local").embed(["warm up the session"])
+    default_embedder().embed(["warm up the session"])
     first = services.collection_create(name=f"bench {path.stem}", user=user)
     # The chunk texts are only known after chunking: extract + chunk once outside the clock.
     from knowledge.chunking import chunk_pages

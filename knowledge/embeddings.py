@@ -117,6 +117,20 @@ def token_counter() -> Callable[[str], int]:
     return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 
+@lru_cache(maxsize=2)
+def _onnx_session(threads: int):  # type: ignore[no-untyped-def]
+    """One ONNX session per process (per thread count), shared by every LocalEmbedder:
+    creating one costs about a second of graph optimisation and ~50 MB."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    return ort.InferenceSession(local_model_path(), sess_options=options, providers=["CPUExecutionProvider"])
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX) on the CPU: mean pooling over the attention mask, then L2.
 
@@ -141,20 +155,12 @@ class LocalEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
             from tokenizers import Tokenizer
 
             tokenizer = Tokenizer.from_file(local_tokenizer_path())
             tokenizer.enable_truncation(max_length=self.max_tokens)
             tokenizer.no_padding()
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self.threads
-            options.inter_op_num_threads = 1
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            options.log_severity_level = 3
-            self._session = ort.InferenceSession(
-                local_model_path(), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            self._session = _onnx_session(self.threads)
             self._tokenizer = tokenizer
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -249,4 +255,6 @@ def _cached_embedder(backend: str, model: str | None, frozen: tuple[tuple[str, o
 
 def get_embedder(backend: str = "local", model: str | None = None, **kwargs: object) -> Embedder:
     """One embedder per (backend, model, options) per process: the ONNX session loads once."""
+    if backend == "local" and not model:
+        model = LOCAL_MODEL_ID
     return _cached_embedder(backend, model, tuple(sorted(kwargs.items())))
