@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import time
 import unicodedata
+from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from agent.models import Citation, Run, RunStep
@@ -70,7 +71,8 @@ def run_create(*, collection: Collection, user, question: str, config_name: str 
         config=record, config_hash=config_hash(record), index_version=collection.index_version,
         benchmark_run=benchmark_run, benchmark_question=benchmark_question,
     )
-    run.full_clean()
+    # A run from `manage.py ask` has no user; everything else must be valid.
+    run.full_clean(exclude=["user"] if user is None else None)
     with transaction.atomic():
         run.save()
         if enqueue:
@@ -79,11 +81,32 @@ def run_create(*, collection: Collection, user, question: str, config_name: str 
 
 
 def run_claim(run_id: int) -> Run | None:
-    """QUEUED -> RUNNING with a conditional UPDATE: of two deliveries of one task only one wins."""
-    claimed = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
-        status=Run.Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1, stage="PLANNING",
-    )
+    """QUEUED -> RUNNING with a conditional UPDATE: of two deliveries of one task only one wins.
+
+    A run left RUNNING by a worker that was killed is claimable again once it has been
+    RUNNING for longer than the hard time limit (no live worker can still hold it then):
+    that is how Redis' redelivery after visibility_timeout finishes it. The dead attempt's
+    steps are cleared so the trace is that of one attempt; after MAX_ATTEMPTS claims the
+    run ends FAILED instead of killing workers forever.
+    """
+    from agent.sweeper import MAX_ATTEMPTS
+
+    now = timezone.now()
+    dead = Q(status=Run.Status.RUNNING, started_at__lt=now - timedelta(seconds=settings.ANSWER_TIME_LIMIT + 5))
+    claimable = Run.objects.filter(Q(status=Run.Status.QUEUED) | dead, pk=run_id)
+    with transaction.atomic():
+        claimed = claimable.filter(attempts__lt=MAX_ATTEMPTS).update(
+            status=Run.Status.RUNNING, started_at=now, updated_at=now, attempts=F("attempts") + 1,
+            stage="PLANNING", progress_current=0,
+        )
+        if claimed == 1:
+            RunStep.objects.filter(run_id=run_id).delete()
+            Citation.objects.filter(run_id=run_id).delete()
     if claimed != 1:
+        claimable.filter(attempts__gte=MAX_ATTEMPTS).update(
+            status=Run.Status.FAILED, finished_at=now, stage="",
+            error=f"The worker stopped unexpectedly {MAX_ATTEMPTS} times while answering; giving up.",
+        )
         return None
     return Run.objects.select_related("collection").get(pk=run_id)
 
