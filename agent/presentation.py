@@ -105,6 +105,7 @@ class StageView:
     # Audit: (fact, support label).
     fact_labels: list[tuple[str, str]] = field(default_factory=list)
     verdict: str = ""
+    reason: str = ""
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -176,7 +177,8 @@ def stage_view(kind: str, data_in: dict[str, Any], data_out: dict[str, Any], *, 
         if isinstance(premise, dict) and premise.get("contradicted"):
             view.notes.append(f"Premise contradicted: {premise.get('reason') or premise.get('premise', '')}")
         if _first(data_out, "reason"):
-            view.notes.append(str(data_out["reason"]))
+            view.reason = str(data_out["reason"])
+            view.notes.append(view.reason)
     if kind in ("generate", "verify"):
         for key, label in (("outcome", "Outcome"), ("sentences", "Sentences"), ("kept", "Kept"),
                            ("removed", "Removed"), ("dropped", "Dropped")):

@@ -125,7 +125,10 @@ def _fragment_context(run: Run) -> dict:
     if run.outcome == Run.Outcome.REFUSAL:
         context["searched"] = list(dict.fromkeys(q for s in stages if s.kind == "retrieve" for q in s.queries))
         context["closest"] = _closest_passages(run)
-        context["missing"] = [m for s in stages if s.kind == "audit" for m in s.missing]
+        # The last audit is the one that gave up; earlier ones repeat what it says.
+        audits = [s for s in stages if s.kind == "audit"]
+        context["missing"] = list(dict.fromkeys(audits[-1].missing)) if audits else []
+        context["audit_reason"] = audits[-1].reason if audits else ""
     return context
 
 
