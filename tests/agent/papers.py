@@ -1,0 +1,54 @@
+"""A small collection built from real pages of ../shared/data/papers, shared by a test module.
+
+Chunks are made from pypdf's text of chosen pages (about 120-word windows, page numbers
+kept), then indexed with the real index (knowledge.indexing), so the loop runs on real text
+and real retrieval. Built once per module and committed; each test links the index folder
+into its own INDEX_ROOT.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+# stem -> (title, pages to take, 1-based)
+PAPERS = {
+    "1904.08375v2_doc2query": ("Document Expansion by Query Prediction", [1, 2, 3]),
+    "1908.10084v1_sentence_bert": ("Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks", [1, 2, 3, 4, 7]),
+    "2003.06713v1_monot5_doc_ranking_seq2seq": ("Document Ranking with a Pretrained Sequence-to-Sequence Model", [1, 2, 3]),
+    "2405.20139v1_gnn_rag": ("GNN-RAG: Graph Neural Retrieval for Large Language Model Reasoning", [1, 2]),
+}
+
+
+def page_windows(text: str, words: int = 120, stride: int = 90) -> list[str]:
+    tokens = re.sub(r"\s+", " ", text).strip().split(" ")
+    out = []
+    for start in range(0, max(len(tokens) - (words - stride), 1), stride):
+        out.append(" ".join(tokens[start : start + words]))
+    return [t for t in out if t.strip()]
+
+
+def build(collection, papers_dir: Path) -> dict[str, object]:  # noqa: ANN001
+    from pypdf import PdfReader
+
+    from knowledge.indexing import index_rebuild
+    from tests.factories import make_chunk, make_document
+
+    docs = {}
+    for stem, (title, pages) in PAPERS.items():
+        reader = PdfReader(str(papers_dir / f"{stem}.pdf"))
+        doc = make_document(collection=collection, title=title, original_name=f"{stem}.pdf",
+                            media_type="application/pdf", pages=len(reader.pages))
+        for page in pages:
+            for text in page_windows(reader.pages[page - 1].extract_text() or ""):
+                make_chunk(document=doc, text=text, page_start=page, page_end=page)
+        docs[stem] = doc
+    index_rebuild(collection=collection)
+    return docs
+
+
+def link_index(collection, source_root: Path, target_root: Path) -> None:  # noqa: ANN001
+    dest = Path(target_root) / str(collection.pk)
+    if not dest.exists():
+        shutil.copytree(Path(source_root) / str(collection.pk), dest, symlinks=True)
