@@ -51,6 +51,14 @@ def config_names() -> list[str]:
 # ---------------------------------------------------------------------------
 
 
+# Fields a BenchmarkQuestion row and a QuestionSpec hold the same way (the lists differ:
+# JSON lists on the row, tuples in the frozen dataclass).
+_PLAIN_FIELDS = (
+    "question_id", "question", "category", "split", "answerable", "expected_behavior",
+    "reference_answer", "acceptable_answer_criteria",
+)
+
+
 def _document_names(collection: Collection) -> list[str]:
     names: list[str] = []
     for original_name, title in collection.documents.values_list("original_name", "title"):
@@ -101,17 +109,10 @@ def benchmark_import(
         [
             BenchmarkQuestion(
                 benchmark_set=bset,
-                question_id=q.question_id,
-                question=q.question,
-                category=q.category,
-                split=q.split,
-                answerable=q.answerable,
-                expected_behavior=q.expected_behavior,
+                **{name: getattr(q, name) for name in _PLAIN_FIELDS},
                 expected_doc_ids=list(q.expected_doc_ids),
                 expected_pages=[{"doc_id": p.doc_id, "page": p.page} for p in q.expected_pages],
                 required_evidence_spans=list(q.required_evidence_spans),
-                reference_answer=q.reference_answer,
-                acceptable_answer_criteria=q.acceptable_answer_criteria,
                 extra=q.extra,
             )
             for q in questions
@@ -122,17 +123,10 @@ def benchmark_import(
 
 def question_spec(q: BenchmarkQuestion) -> bm.QuestionSpec:
     return bm.QuestionSpec(
-        question_id=q.question_id,
-        question=q.question,
-        category=q.category,
-        expected_behavior=q.expected_behavior,
-        answerable=q.answerable,
-        split=q.split,
+        **{name: getattr(q, name) for name in _PLAIN_FIELDS},
         expected_doc_ids=tuple(q.expected_doc_ids),
         expected_pages=tuple(bm.ExpectedPage(p["doc_id"], int(p["page"])) for p in q.expected_pages),
         required_evidence_spans=tuple(q.required_evidence_spans),
-        reference_answer=q.reference_answer,
-        acceptable_answer_criteria=q.acceptable_answer_criteria,
         extra=q.extra,
     )
 
