@@ -7,6 +7,7 @@ Every lookup is scoped by agent.selectors / knowledge.selectors: outsiders get 4
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.conf import settings
@@ -51,13 +52,45 @@ class CitationOutputSerializer(serializers.Serializer):
     page = serializers.IntegerField()
     chunk_id = serializers.IntegerField(allow_null=True)
     chunk_text = serializers.CharField(help_text="Exactly the text that was retrieved and audited.")
-    quote = serializers.CharField(help_text="The supporting span, verbatim from chunk_text.")
-    quote_start = serializers.IntegerField(help_text="Offset of quote in chunk_text; -1 if there is none.")
-    quote_end = serializers.SerializerMethodField(help_text="End offset of quote in chunk_text; -1 if none.")
+    quote = serializers.CharField(help_text="The supporting span the auditor quoted.")
+    quote_start = serializers.SerializerMethodField(
+        help_text="Where the quote sits in chunk_text: chunk_text[quote_start:quote_end] (-1 if not found)."
+    )
+    quote_end = serializers.SerializerMethodField(
+        help_text="End offset of the quote in chunk_text; -1 if none."
+    )
     verified = serializers.BooleanField()
 
+    def _span(self, obj: Citation) -> tuple[int, int]:
+        if not hasattr(obj, "_api_span"):
+            obj._api_span = locate_quote(obj.chunk_text, obj.quote, obj.quote_start) or (-1, -1)  # type: ignore[attr-defined]
+        return obj._api_span  # type: ignore[attr-defined]
+
+    def get_quote_start(self, obj: Citation) -> int:
+        return self._span(obj)[0]
+
     def get_quote_end(self, obj: Citation) -> int:
-        return obj.quote_start + len(obj.quote) if obj.quote and obj.quote_start >= 0 else -1
+        return self._span(obj)[1]
+
+
+def locate_quote(chunk_text: str, quote: str, hint: int) -> tuple[int, int] | None:
+    """The span of `quote` in `chunk_text`, tolerant of whitespace, or None.
+
+    The stored quote and offset come from the auditor, which compares whitespace-normalised
+    text; the chunk keeps its line breaks. A client needs offsets into chunk_text itself, so
+    an exact match is tried first and then the quote's words separated by any whitespace.
+    """
+    from agent.presentation import quote_span
+
+    span = quote_span(chunk_text, quote, hint)
+    if span is not None:
+        return span
+    words = quote.split()
+    if not words:
+        return None
+    pattern = re.compile(r"\s+".join(re.escape(w) for w in words))
+    match = pattern.search(chunk_text, max(hint, 0)) or pattern.search(chunk_text)
+    return match.span() if match else None
 
 
 class StepOutputSerializer(serializers.Serializer):

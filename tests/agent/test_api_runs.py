@@ -194,3 +194,26 @@ def test_it_throttles_a_user_past_the_rate_with_429(api_world, monkeypatch):
     assert int(response["Retry-After"]) > 0
     # Another user has a bucket of their own.
     assert api_world.client("owner").get(reverse("api:config_list")).status_code == 200
+
+
+def test_a_quote_is_located_in_the_chunk_text_despite_line_breaks(api_world):
+    from agent.models import Citation
+
+    chunk_text = "3 Method: Doc2query\n\nFor each document, the task is to predict\nqueries."
+    Citation.objects.filter(run=api_world.run).update(
+        chunk_text=chunk_text, quote="Doc2query For each document, the task", quote_start=10
+    )
+    body = api_world.client("viewer").get(reverse("api:run_detail", kwargs={"pk": api_world.run.pk})).json()
+    [citation] = body["citations"]
+    assert (
+        chunk_text[citation["quote_start"] : citation["quote_end"]]
+        == "Doc2query\n\nFor each document, the task"
+    )
+
+
+def test_a_quote_that_is_not_in_the_chunk_has_no_offsets(api_world):
+    from agent.models import Citation
+
+    Citation.objects.filter(run=api_world.run).update(quote="words that are nowhere", quote_start=3)
+    body = api_world.client("viewer").get(reverse("api:run_detail", kwargs={"pk": api_world.run.pk})).json()
+    assert (body["citations"][0]["quote_start"], body["citations"][0]["quote_end"]) == (-1, -1)
