@@ -13,8 +13,8 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-# Colour-blind-safe palette (Okabe & Ito), each with enough contrast on white.
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+# Okabe & Ito colour-blind-safe palette, its pale yellow swapped for brown so every colour shows on white.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B")
 FONT = 'font-family="system-ui, sans-serif"'
 
 _ids = itertools.count(1)
@@ -43,11 +43,11 @@ def grouped_bars(
     groups: Sequence[str],
     series: Sequence[tuple[str, Sequence[float | None]]],
     y_label: str = "rate",
-    width: int = 760,
-    height: int = 360,
+    width: int = 860,
+    height: int = 400,
 ) -> str:
     """Bars of rates in [0, 1]: one group per configuration, one bar per series within it."""
-    left, right, top, bottom = 56, 16, 56, 64
+    left, right, top, bottom = 56, 16, 56, 96
     plot_w, plot_h = width - left - right, height - top - bottom
     desc = "; ".join(
         f"{g}: " + ", ".join(f"{name} {_pct(values[i])}" for name, values in series) for i, g in enumerate(groups)
@@ -88,8 +88,10 @@ def grouped_bars(
                 f'<rect x="{bx:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w * 0.92:.1f}" height="{h:.1f}" '
                 f'fill="{PALETTE[k % len(PALETTE)]}"><title>{escape(label)}</title></rect>'
             )
+        # Slanted, so eight long configuration names do not run into each other.
+        lx, ly = gx + group_w * 0.4, top + plot_h + 14
         parts.append(
-            f'<text x="{gx + group_w * 0.4:.1f}" y="{top + plot_h + 18}" text-anchor="middle">{escape(g)}</text>'
+            f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" transform="rotate(-30 {lx:.1f} {ly})">{escape(g)}</text>'
         )
     parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#333333"/>')
     parts.append(tail)
@@ -110,11 +112,15 @@ def scatter(
     points: Sequence[tuple[str, float | None, float | None]],
     x_label: str,
     y_label: str,
-    width: int = 760,
+    width: int = 860,
     height: int = 360,
 ) -> str:
-    """Labelled points (label, x, y); y is a rate in [0, 1], x any non-negative quantity."""
-    left, right, top, bottom = 64, 24, 40, 56
+    """Points (label, x, y) named in a legend; y is a rate in [0, 1], x any non-negative quantity.
+
+    Configurations often tie on accuracy, so labels beside the points would print over
+    each other; the legend on the right names each colour instead.
+    """
+    left, right, top, bottom = 64, 190, 40, 56
     plot_w, plot_h = width - left - right, height - top - bottom
     shown = [(label, x, y) for label, x, y in points if x is not None and y is not None]
     missing = [label for label, x, y in points if x is None or y is None]
@@ -142,23 +148,33 @@ def scatter(
         f'<text transform="translate(16 {top + plot_h / 2:.0f}) rotate(-90)" text-anchor="middle">{escape(y_label)}</text>'
     )
     parts.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#333333"/>')
-    for k, (label, x, y) in enumerate(shown):
+    shapes = ("circle", "square", "diamond")
+    for k, (label, x, y) in enumerate(points):
+        colour = PALETTE[k % len(PALETTE)]
+        # Eight colours, and a second and third shape for more configurations than colours.
+        shape = shapes[(k // len(PALETTE)) % len(shapes)]
+        ly = top + 8 + 20 * k
+        legend_text = escape(label if x is not None and y is not None else f"{label} (no data)")
+        parts.append(_marker(shape, left + plot_w + 24, ly, colour, ""))
+        parts.append(f'<text x="{left + plot_w + 36}" y="{ly + 4}">{legend_text}</text>')
+        if x is None or y is None:
+            continue
         px = left + plot_w * min(1.0, x / x_max)
         py = top + plot_h - plot_h * max(0.0, min(1.0, y))
-        colour = PALETTE[k % len(PALETTE)]
-        parts.append(
-            f'<circle cx="{px:.1f}" cy="{py:.1f}" r="6" fill="{colour}">'
-            f"<title>{escape(f'{label}: {x_label} {x:.0f}, {y_label} {_pct(y)}')}</title></circle>"
-        )
-        # Alternate label sides so neighbouring configurations do not print over each other.
-        dy = -10 if k % 2 == 0 else 18
-        # Labels of points in the right third go to the left of the point, inside the frame.
-        anchor, dx = ("end", -8) if px > left + plot_w * 2 / 3 else ("start", 8)
-        parts.append(
-            f'<text x="{px + dx:.1f}" y="{py + dy:.1f}" text-anchor="{anchor}">{escape(label)}</text>'
-        )
+        parts.append(_marker(shape, px, py, colour, f"{label}: {x_label} {x:.0f}, {y_label} {_pct(y)}"))
     parts.append(tail)
     return "".join(parts)
+
+
+def _marker(shape: str, x: float, y: float, colour: str, tooltip: str) -> str:
+    title = f"<title>{escape(tooltip)}</title>" if tooltip else ""
+    # A white outline keeps overlapping points apart.
+    style = f'fill="{colour}" fill-opacity="0.85" stroke="#ffffff" stroke-width="1.5"'
+    if shape == "square":
+        return f'<rect x="{x - 6:.1f}" y="{y - 6:.1f}" width="12" height="12" {style}>{title}</rect>'
+    if shape == "diamond":
+        return f'<polygon points="{x:.1f},{y - 7:.1f} {x + 7:.1f},{y:.1f} {x:.1f},{y + 7:.1f} {x - 7:.1f},{y:.1f}" {style}>{title}</polygon>'
+    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" {style}>{title}</circle>'
 
 
 def report_charts(report) -> dict[str, str]:

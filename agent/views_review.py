@@ -165,7 +165,7 @@ def _display_row(m: bm.Metrics) -> dict:
     )]
     cells += [{"text": _ms(m.latency_p50_ms)}, {"text": _ms(m.latency_p95_ms)}, {"text": str(m.llm_calls)},
               {"text": f"{m.tokens:,}"}, {"text": f"${m.cost_usd:.4f}"}]
-    name = f"{m.config_name} · {m.category}" if m.category else m.config_name
+    name = f"{m.category} · {m.config_name}" if m.category else m.config_name
     return {"name": name, "cells": cells}
 
 
@@ -181,7 +181,11 @@ def _render_report(request: HttpRequest, bset: BenchmarkSet, labels: list[str], 
         "report": report,
         "overall": overall,
         "overall_rows": [_display_row(m) for m in overall],
-        "category_rows": [_display_row(m) for m in report.rows() if m.category],
+        # Grouped by category, so the configurations of one category sit together.
+        "category_rows": [
+            _display_row(report.by_category[(c, cat)])
+            for cat in report.categories for c in report.configs if (c, cat) in report.by_category
+        ],
         "human_graded": any(m.accuracy is not None for m in overall),
         "charts": charts.report_charts(report) if overall else {},
     })

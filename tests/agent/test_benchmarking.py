@@ -313,8 +313,8 @@ def test_it_draws_accessible_grouped_bars_and_skips_undefined_values():
     assert [b.find("s:title", ns).text for b in bars] == [
         "agentic, accuracy: 50%", "bm25, accuracy: 25%", "bm25, hallucination: 100%",
     ]
-    # a bar's height is its share of the plot height (360 - 56 - 64 = 240 px)
-    assert float(bars[0].get("height")) == pytest.approx(120.0)
+    # a bar's height is its share of the plot height (400 - 56 - 96 = 248 px)
+    assert float(bars[0].get("height")) == pytest.approx(124.0)
 
 
 def test_it_draws_the_report_charts_with_the_proxy_labelled():
@@ -330,6 +330,7 @@ def test_it_draws_the_report_charts_with_the_proxy_labelled():
     drawn = charts.report_charts(b.compute_report(ungraded))
     assert "accuracy (automatic proxy)" in drawn["rates"] and "accuracy (human)" not in drawn["rates"]
     assert "agentic: median latency (ms) 250" in drawn["latency"]
+    assert drawn["latency"].count("<circle") == 2 + 2  # a point and a legend swatch each
 
 
 # ---------------------------------------------------------------------------
