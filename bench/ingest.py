@@ -61,7 +61,7 @@ def _hundred_pages(tmp: Path) -> Path:
     return out
 
 
-def _ingest(path: Path, collection, user) -> dict:  # noqa: ANN001
+def _ingest(path: Path, collection, user) -> dict:
     from django.core.files import File
 
     from knowledge import services
@@ -97,7 +97,7 @@ def _bare(texts: list[str]) -> tuple[float, float]:
     return time.perf_counter() - t, time.process_time() - cpu
 
 
-def run_case(path: Path, user) -> dict:  # noqa: ANN001
+def run_case(path: Path, user) -> dict:
     from knowledge import services
     from knowledge.embedding_cache import default_embedder
 
@@ -131,7 +131,7 @@ def run_case(path: Path, user) -> dict:  # noqa: ANN001
     }
 
 
-def _all_papers(user) -> dict:  # noqa: ANN001
+def _all_papers(user) -> dict:
     from knowledge import services
 
     collection = services.collection_create(name="bench all", user=user)

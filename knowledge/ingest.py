@@ -149,7 +149,7 @@ def _check_model(collection: Collection, model_id: str) -> None:
         )
 
 
-def document_process(*, job: IngestJob, embedder=None, timings: Timings | None = None) -> None:  # noqa: ANN001
+def document_process(*, job: IngestJob, embedder=None, timings: Timings | None = None) -> None:
     """Run the pipeline for a claimed job. Raises IngestFailure (or anything) on failure."""
     from knowledge.chunking import ChunkParams, chunk_pages
     from knowledge.embedding_cache import default_embedder, embed_with_cache
@@ -224,7 +224,7 @@ def index_after_change(collection: Collection) -> None:
     index_rebuild(collection=collection)
 
 
-def job_run(*, job_id: int, embedder=None, timings: Timings | None = None) -> IngestJob | None:  # noqa: ANN001
+def job_run(*, job_id: int, embedder=None, timings: Timings | None = None) -> IngestJob | None:
     """Claim and run one job; every path ends with the job DONE or FAILED."""
     from celery.exceptions import SoftTimeLimitExceeded
 

@@ -46,7 +46,7 @@ _NUMBERED_HEADING = re.compile(
     r"^(?P<num>(?:[1-9]\d?|[A-H])(?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^\n]{1,90})$"
 )
 _ROMAN_HEADING = re.compile(r"^(?P<num>(?:I|II|III|IV|V|VI|VII|VIII|IX|X))\.\s+(?P<title>[A-Z][A-Z \-:,&]{2,80})$")
-_PAGE_NUMBER = re.compile(r"^(?:page\s+)?[-–]?\s*\d{1,4}\s*[-–]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
+_PAGE_NUMBER = re.compile(r"^(?:page\s+)?[-\u2013]?\s*\d{1,4}\s*[-\u2013]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
 _ARXIV_STAMP = re.compile(r"^arXiv:\d{4}\.\d{4,5}(?:v\d+)?\s+\[[\w.\-]+\]\s+\d{1,2}\s+\w{3}\s+\d{4}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u00ad\u200b-\u200d\u2060\ufeff]")
 _HYPHEN_END = re.compile(r"([A-Za-z]+)-$")
@@ -55,7 +55,7 @@ _TRAILING_FUNCTION_WORDS = {
     "a", "an", "the", "of", "to", "in", "on", "for", "with", "and", "or", "such", "that", "this", "is", "are",
     "by", "as", "at", "from", "be", "we", "our", "its", "their", "which",
 }
-_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*$")
+_SENTENCE_END = re.compile(r"[.!?:;][\"'\u201d\u2019)\]]*$")
 
 
 class ExtractError(Exception):
@@ -141,7 +141,7 @@ def extract_pdf_pages(
 
     # pypdf logs every font it cannot fully parse; those are harmless for text extraction.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
-    stream = BytesIO(source) if isinstance(source, bytes) else open(source, "rb")  # noqa: SIM115
+    stream = BytesIO(source) if isinstance(source, bytes) else Path(source).open("rb")  # noqa: SIM115
     try:
         try:
             reader = pypdf.PdfReader(stream, strict=False)
@@ -368,7 +368,7 @@ def _paragraphs(lines: list[str]) -> list[tuple[str, tuple[str, int] | None]]:
             flush()
             paragraphs.append((line, head))
             continue
-        if line[:1] in "•●▪◦–" and current:
+        if line[:1] in "•●▪◦\u2013" and current:
             flush()
         current.append(line)
         # A line clearly shorter than the column that ends a sentence ends its paragraph.

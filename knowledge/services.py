@@ -138,7 +138,7 @@ def _enqueue_ingest(job_id: int) -> None:
     send_task_on_commit(ingest_document, job_id)
 
 
-def _store_upload(uploaded_file) -> tuple[str, str, int, bytes]:  # noqa: ANN001
+def _store_upload(uploaded_file) -> tuple[str, str, int, bytes]:
     """Copy an upload to MEDIA_ROOT/files/<sha[:2]>/<sha>; returns (relative path, sha256, size, head).
 
     Streams through a temporary file, so a 50 MB upload never sits in memory, and renames it
@@ -182,6 +182,20 @@ def _too_large_message(limit: int) -> str:
     return f"The file is larger than the {limit / 1024 / 1024:.0f} MB limit for one upload."
 
 
+def _safe_name(raw: str) -> str:
+    """The file's own name, safe to store and show.
+
+    Browsers and scripts send all sorts: Windows paths, "../../etc/passwd", NUL bytes
+    (which PostgreSQL text refuses), terminal escape sequences, newlines. Keep the last
+    path component, drop control characters, normalise Unicode.
+    """
+    import unicodedata
+
+    name = unicodedata.normalize("NFC", raw or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip().strip(".")
+    return name[:255] or "upload"
+
+
 def _title_from_name(name: str) -> str:
     from pathlib import PurePath
 
@@ -189,14 +203,14 @@ def _title_from_name(name: str) -> str:
     return stem.replace("_", " ").strip()[:500] or "Untitled"
 
 
-def document_upload(*, collection: Collection, user: AbstractBaseUser, uploaded_file) -> tuple:  # noqa: ANN001
+def document_upload(*, collection: Collection, user: AbstractBaseUser, uploaded_file) -> tuple:
     """Store an upload and queue its ingestion; returns (Document, created).
 
     Editors and owners only. The type is decided by content (knowledge.sniff). The same
     file (sha256) already in the collection is returned with created=False and not ingested
     again. Raises ValidationError with code "too_large" or "unsupported_type".
     """
-    from pathlib import Path, PurePath
+    from pathlib import Path
 
     from django.conf import settings
 
@@ -204,7 +218,7 @@ def document_upload(*, collection: Collection, user: AbstractBaseUser, uploaded_
     from knowledge.models import Document, IngestJob
 
     selectors.collection_get(user=user, slug=collection.slug, minimum=Role.EDITOR)
-    name = PurePath(getattr(uploaded_file, "name", "") or "upload").name[:255]
+    name = _safe_name(getattr(uploaded_file, "name", ""))
     if (getattr(uploaded_file, "size", 0) or 0) > settings.UPLOAD_MAX_BYTES:
         raise ValidationError(_too_large_message(settings.UPLOAD_MAX_BYTES), code="too_large")
     relative, sha, size, head = _store_upload(uploaded_file)
@@ -233,7 +247,7 @@ def document_upload(*, collection: Collection, user: AbstractBaseUser, uploaded_
     return document, True
 
 
-def document_reingest(*, document, user: AbstractBaseUser | None = None):  # noqa: ANN001, ANN201
+def document_reingest(*, document, user: AbstractBaseUser | None = None):
     """Queue extraction and chunking again (a changed parser or chunker). Returns the IngestJob."""
     from knowledge.models import IngestJob
 
@@ -243,7 +257,7 @@ def document_reingest(*, document, user: AbstractBaseUser | None = None):  # noq
     return job
 
 
-def ingest_job_retry(*, document, user: AbstractBaseUser | None = None):  # noqa: ANN001, ANN201
+def ingest_job_retry(*, document, user: AbstractBaseUser | None = None):
     """Queue a new job for a document whose last ingestion failed. Returns the IngestJob."""
     from knowledge.models import Document, IngestJob
 
@@ -263,7 +277,7 @@ def ingest_job_retry(*, document, user: AbstractBaseUser | None = None):  # noqa
     return job
 
 
-def document_delete(*, document) -> None:  # noqa: ANN001
+def document_delete(*, document) -> None:
     """Delete a document, its chunks and (unless another collection holds it) its file,
     then rebuild the collection's index so search no longer returns it."""
     from pathlib import Path
@@ -282,7 +296,7 @@ def document_delete(*, document) -> None:  # noqa: ANN001
     index_after_change(collection)
 
 
-def collection_reembed(*, collection: Collection, embedder=None) -> int:  # noqa: ANN001
+def collection_reembed(*, collection: Collection, embedder=None) -> int:
     """Switch the collection to another embedding model: embed every chunk with it (through
     the cache), record the model, rebuild the index. Returns the number of chunks."""
     from knowledge.embedding_cache import default_embedder, embed_with_cache

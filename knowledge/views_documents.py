@@ -19,7 +19,7 @@ from knowledge import selectors, services
 from knowledge.models import Document, Role
 
 
-def document_rows(*, collection, user) -> list[Document]:  # noqa: ANN001
+def document_rows(*, collection, user) -> list[Document]:
     """Documents of the collection with their latest job attached as `.latest_job`."""
     documents = list(selectors.document_list(user=user, collection=collection).order_by("-created_at", "-pk"))
     jobs: dict[int, object] = {}

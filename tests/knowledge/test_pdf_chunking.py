@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from knowledge.chunking import ChunkParams, chunk_pages, chunk_text_from_pages
@@ -80,7 +82,7 @@ def test_it_keeps_every_chunk_within_budget_and_offsets_exact_on_synthetic_text(
                                      char_start=c.char_start, char_end=c.char_end) == c.text
         assert c.section_title == "1 Intro"
     # Consecutive chunks inside one paragraph overlap by a sentence (the sentence-window fallback).
-    assert any(a.text.endswith(b.text.split(". ")[0] + ".") for a, b in zip(chunks, chunks[1:]))
+    assert any(a.text.endswith(b.text.split(". ")[0] + ".") for a, b in itertools.pairwise(chunks))
 
 
 def test_it_cuts_a_sentence_longer_than_the_window_into_word_windows():

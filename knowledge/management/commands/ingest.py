@@ -31,7 +31,7 @@ def collect_paths(paths: list[str]) -> list[Path]:
     return found
 
 
-def ingest_paths(*, collection: Collection, user, paths: list[Path], inline: bool, timeout: float, out=None) -> dict:  # noqa: ANN001
+def ingest_paths(*, collection: Collection, user, paths: list[Path], inline: bool, timeout: float, out=None) -> dict:
     """Upload each file through the same service as the web page, then finish the jobs."""
     summary: dict[str, list] = {"ready": [], "failed": [], "duplicate": [], "refused": [], "pending": []}
     job_ids: list[int] = []
@@ -74,7 +74,7 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait for workers")
         parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
-    def handle(self, *args: object, **options) -> None:  # noqa: ANN003
+    def handle(self, *args: object, **options) -> None:
         User = get_user_model()
         user = None
         if options["owner"]:

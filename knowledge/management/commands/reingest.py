@@ -19,7 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--reembed", action="store_true",
                             help="first switch the collection to the configured embedding model")
 
-    def handle(self, *args: object, **options) -> None:  # noqa: ANN003
+    def handle(self, *args: object, **options) -> None:
         collection = Collection.objects.filter(slug=options["collection"]).first()
         if collection is None:
             raise CommandError(f"No collection {options['collection']!r}.")
