@@ -15,6 +15,7 @@ were copied from pypdf output, and our chunks went through a different cleaner.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -259,6 +260,12 @@ def unknown_doc_ids(questions: Iterable[QuestionSpec], known_names: Iterable[str
 # ---------------------------------------------------------------------------
 
 
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+# A report compares every span with every retrieved chunk; chunks recur across runs and
+# configurations, so each text is normalised once.
+@functools.lru_cache(maxsize=50_000)
 def normalise(text: str) -> str:
     """Letters and digits only, case-folded, after Unicode compatibility folding.
 
@@ -266,8 +273,7 @@ def normalise(text: str) -> str:
     and "performance" compare as the extractor's variants of the same words, and folds
     ligatures (U+FB01 -> "fi"). Losing word boundaries costs nothing for spans of 5-25 words.
     """
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(ch for ch in folded if ch.isalnum())
+    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
 def span_in_text(span: str, text: str, *, normalised: bool = False) -> bool:
@@ -284,7 +290,16 @@ def span_in_text(span: str, text: str, *, normalised: bool = False) -> bool:
     if s in t:
         return True
     least = max(1, math.ceil(len(s) * STRADDLE_MIN_SHARE))
-    return any(t.endswith(s[:k]) or t.startswith(s[-k:]) for k in range(len(s) - 1, least - 1, -1))
+    # Cheap filters first: a long enough head of the span must lie in the text's tail (or
+    # its tail in the text's head) before any exact edge test can succeed.
+    head_fits = s[:least] in t[-len(s):]
+    tail_fits = s[-least:] in t[: len(s)]
+    if not (head_fits or tail_fits):
+        return False
+    return any(
+        (head_fits and t.endswith(s[:k])) or (tail_fits and t.startswith(s[-k:]))
+        for k in range(len(s) - 1, least - 1, -1)
+    )
 
 
 # ---------------------------------------------------------------------------
