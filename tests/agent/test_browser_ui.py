@@ -50,6 +50,41 @@ def screenshot(page, name: str, *, full_page: bool = True) -> None:
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=full_page)
 
 
+# WCAG 2 contrast of every visible text element against its effective background colour.
+_LOW_CONTRAST_JS = """
+() => {
+  const rgb = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const c = [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  };
+  const background = (el) => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) { return c.slice(0, 3); }
+    }
+    return [255, 255, 255];
+  };
+  const bad = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length) { continue; }
+    const style = getComputedStyle(el);
+    if (style.visibility === "hidden") { continue; }
+    const [a, b] = [lum(rgb(style.color).slice(0, 3)), lum(background(el))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) { bad.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)} "${el.textContent.trim().slice(0, 30)}"`); }
+  }
+  return bad;
+}
+"""
+
+
+def low_contrast(page) -> list[str]:
+    """Text elements below WCAG AA (4.5:1); an empty list is readable."""
+    return page.evaluate(_LOW_CONTRAST_JS)
+
+
 def log_in(page, live_server, user, password) -> None:
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("#id_username", user.username)
@@ -106,6 +141,7 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     page.locator(".sources button.cite").focus()
     page.keyboard.press("Enter")
     page.locator("#citation-panel mark").wait_for()
+    assert low_contrast(page) == []
 
     # 360 px: nothing wider than the screen.
     page.set_viewport_size({"width": 360, "height": 740})
@@ -137,10 +173,12 @@ def test_it_shows_a_refusal_card_and_the_history_on_a_phone(
     text = card.inner_text()
     assert "Not answered" in text and "price of tea 1850" in text and "DPR encodes questions" in text
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    assert low_contrast(page) == []
     screenshot(page, "refusal-360px")
     page.goto(f"{live_server.url}/collections/{collection.slug}/questions/?outcome=REFUSAL")
     rows = page.locator("table.history tbody tr")
     assert rows.count() == 1 and "price of tea" in rows.first.inner_text()
+    assert low_contrast(page) == []
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     assert console_errors == []
 
@@ -171,6 +209,7 @@ def test_it_answers_with_citations_and_refuses_out_of_scope_end_to_end(
     page.locator("#run[data-final='1']").wait_for(timeout=180_000)
     stages = page.locator("[data-stage]").evaluate_all("els => els.map(e => e.dataset.stage)")
     assert stages[:2] == ["plan", "retrieve"] and "generate" in stages, stages
+    assert low_contrast(page) == []
     screenshot(page, "run-page")
 
     marker = page.locator(".answer-text button.cite").first
@@ -191,5 +230,12 @@ def test_it_answers_with_citations_and_refuses_out_of_scope_end_to_end(
     card = page.locator("[data-outcome=refusal]")
     card.wait_for(timeout=180_000)
     assert "What was searched" in card.inner_text()
+    assert low_contrast(page) == []
     screenshot(page, "refusal")
     assert console_errors == []
+
+
+def test_the_contrast_check_catches_pale_text(page):
+    page.set_content('<p style="color:#aaa">pale</p><p style="color:#1d1f21">dark</p>'
+                     '<div style="background:#16324f"><span style="color:#fff">light on navy</span></div>')
+    assert [row.split(":")[0] for row in low_contrast(page)] == ["P."]
