@@ -14,14 +14,14 @@ from pathlib import Path
 
 # stem -> (title, pages to take, 1-based)
 PAPERS = {
-    "1904.08375v2_doc2query": ("Document Expansion by Query Prediction", [1, 2, 3]),
-    "1908.10084v1_sentence_bert": ("Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks", [1, 2, 3, 4, 7]),
-    "2003.06713v1_monot5_doc_ranking_seq2seq": ("Document Ranking with a Pretrained Sequence-to-Sequence Model", [1, 2, 3]),
-    "2405.20139v1_gnn_rag": ("GNN-RAG: Graph Neural Retrieval for Large Language Model Reasoning", [1, 2]),
+    "1904.08375v2_doc2query": ("Document Expansion by Query Prediction", [2]),
+    "1908.10084v1_sentence_bert": ("Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks", [3, 4]),
+    "2003.06713v1_monot5_doc_ranking_seq2seq": ("Document Ranking with a Pretrained Sequence-to-Sequence Model", [1, 2]),
+    "2405.20139v1_gnn_rag": ("GNN-RAG: Graph Neural Retrieval for Large Language Model Reasoning", [1]),
 }
 
 
-def page_windows(text: str, words: int = 120, stride: int = 90) -> list[str]:
+def page_windows(text: str, words: int = 150, stride: int = 120) -> list[str]:
     tokens = re.sub(r"\s+", " ", text).strip().split(" ")
     out = []
     for start in range(0, max(len(tokens) - (words - stride), 1), stride):

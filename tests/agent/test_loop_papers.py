@@ -61,8 +61,8 @@ def _cited(result):
 
 def test_it_answers_with_citations_to_the_right_document_and_page(papers_collection):
     collection, _ = papers_collection
-    result = _ask(collection, "How does the pretrained T5 reranker turn its output into a relevance score "
-                              "for ranking documents?")
+    result = _ask(collection, "How does the T5 reranker turn the logits of the 'true' and 'false' tokens "
+                              "into probabilities for reranking documents?")
     assert result.answer.outcome in (Outcome.ANSWER, Outcome.PARTIAL)
     cited = _cited(result)
     assert cited, result.answer
