@@ -78,3 +78,41 @@ def test_it_benchmarks_every_configuration_on_a_devbench_slice(client, collectio
     page = client.get(reverse("agent:benchmark_report", args=[collection.slug, brs[0].benchmark_set_id, label]))
     assert page.status_code == 200
     assert all(c in page.content.decode() for c in configs)
+
+
+FOX_NOTES = (
+    "# Field notes\n\n"
+    "The quick brown fox jumps over the lazy dog every morning near the river.\n\n"
+    "Foxes in this valley hunt voles at dusk and rest in dens during the day.\n"
+)
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_it_queues_benchmark_runs_for_a_real_worker_and_waits_with_a_progress_bar(
+    collection, alice, celery_worker_process, tmp_path
+):
+    """The default path: Runs on the `answer` queue, answered by a worker process, followed by --wait."""
+    from agent.models import Run
+    from knowledge import services
+    from knowledge.ingest import job_run
+
+    document, _ = services.document_upload(
+        collection=collection, user=alice, uploaded_file=SimpleUploadedFile("fox-notes.md", FOX_NOTES.encode())
+    )
+    job_run(job_id=document.jobs.latest("created_at").pk)
+    questions = [
+        {"question_id": "F1", "question": "What does the quick brown fox jump over?", "category": "single",
+         "expected_behavior": "ANSWER", "expected_doc_ids": ["fox-notes"],
+         "required_evidence_spans": ["The quick brown fox jumps over the lazy dog"]},
+        {"question_id": "F2", "question": "Who won the 2018 World Cup?", "category": "oos",
+         "expected_behavior": "REFUSE_OUT_OF_SCOPE"},
+    ]
+    path = tmp_path / "fox.json"
+    path.write_text(json.dumps(questions))
+    call_command("import_benchmark", str(path), collection=collection.slug, name="fox")
+    out = io.StringIO()
+    call_command("benchmark", set_name="fox", configs="bm25,agentic", wait=True, timeout=240, stdout=out)
+    text = out.getvalue()
+    assert "4/4 runs (100%)" in text and "| bm25 |" in text and "| agentic |" in text
+    assert Run.objects.filter(benchmark_run__isnull=False, status=Run.Status.DONE).count() == 4
