@@ -306,3 +306,18 @@ def test_it_refuses_an_unknown_configuration_or_split(client, collection, bset, 
     page = client.post(url, {"configs": ["agentic"], "split": "dev"}, follow=True).content.decode()
     assert "no questions in split" in page
     assert not Run.objects.exists()
+
+
+def test_it_prints_the_report_of_an_earlier_run_with_charts(collection, bset, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    _runs(bset, configs=("agentic", "bm25"))
+    out = io.StringIO()
+    call_command("benchmark", set_name="dev", report="l1", charts=str(tmp_path), stdout=out)
+    lines = out.getvalue().splitlines()
+    agentic = next(line for line in lines if line.startswith("| agentic |"))
+    # 2 runs, ungraded; Q1 answered with its span cited (proxy 1), Q2 refused (proxy 1)
+    assert agentic.startswith("| agentic | 2 | pending (2) | 100% | 50% |")
+    assert (tmp_path / "rates.svg").exists() and (tmp_path / "latency.svg").exists()
+    with pytest.raises(CommandError, match="no benchmark run labelled"):
+        call_command("benchmark", set_name="dev", report="nope")

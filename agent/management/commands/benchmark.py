@@ -65,6 +65,7 @@ class Command(BaseCommand):
         parser.add_argument("--in-process", action="store_true", help="answer the runs here, without a worker")
         parser.add_argument("--timeout", type=float, default=6 * 3600, help="seconds --wait waits at most")
         parser.add_argument("--charts", help="write the report's SVG charts into this folder")
+        parser.add_argument("--report", metavar="LABEL", help="start nothing: print the report of an earlier run")
 
     def _set(self, opts) -> BenchmarkSet:
         sets = BenchmarkSet.objects.filter(name=opts["set_name"]).select_related("collection")
@@ -99,6 +100,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         bset = self._set(opts)
+        if opts["report"]:
+            brs = list(sb.benchmark_runs(benchmark_set=bset, labels=[opts["report"]]))
+            if not brs:
+                raise CommandError(f"The set has no benchmark run labelled {opts['report']!r}.")
+            self._report(brs, opts)
+            return
         configs = [c for c in opts["configs"].split(",") if c.strip()] or sb.config_names()
         user = self._user(opts, bset)
         try:
@@ -133,13 +140,19 @@ class Command(BaseCommand):
             self.stdout.write("Queued. Follow it on the report page, or run again with --wait.")
         self.stdout.write(reverse("agent:benchmark_report", args=[bset.collection.slug, bset.pk, label]))
         if opts["in_process"] or opts["wait"]:
-            failed = Run.objects.filter(benchmark_run__in=brs, status=Run.Status.FAILED).count()
-            if failed:
-                self.stderr.write(self.style.WARNING(f"{failed} runs failed."))
-            report = sb.benchmark_report(brs=brs)
-            self.stdout.write(report_table(report))
-            if opts["charts"]:
-                self._write_charts(report, opts["charts"])
+            self._report(brs, opts)
+
+    def _report(self, brs, opts) -> None:
+        progress = sb.benchmark_progress(brs=brs)
+        if not progress.finished:
+            self.stdout.write(f"Only {progress.done}/{progress.total} runs are finished; the figures cover those.")
+        failed = Run.objects.filter(benchmark_run__in=brs, status=Run.Status.FAILED).count()
+        if failed:
+            self.stderr.write(self.style.WARNING(f"{failed} runs failed."))
+        report = sb.benchmark_report(brs=brs)
+        self.stdout.write(report_table(report))
+        if opts["charts"]:
+            self._write_charts(report, opts["charts"])
 
     def _write_charts(self, report, folder: str) -> None:
         from pathlib import Path
