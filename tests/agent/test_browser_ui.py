@@ -125,6 +125,11 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     run.save()
     page.locator("#run[data-final='1']").wait_for()
     assert page.evaluate("window.__sameDocument") is True
+    # Polling stops once the run is final.
+    polls: list[str] = []
+    page.on("request", lambda request: polls.append(request.url) if "/status/" in request.url else None)
+    page.wait_for_timeout(2500)
+    assert polls == []
     screenshot(page, "sample-run-page")
 
     page.locator(".answer-text button.cite").click()
@@ -202,6 +207,13 @@ def test_it_answers_with_citations_and_refuses_out_of_scope_end_to_end(
     # The documents table is polled: the row turns Ready without a reload.
     page.locator("tr[data-status=ready]").get_by_text("Ready").wait_for(timeout=240_000)
 
+    # Quick search shows the fused ranking with each retriever's rank, without leaving the page.
+    page.fill("#id_search_q", "predict queries for each document")
+    page.locator("#search button[type=submit]").click()
+    page.locator("#search-results table.search-results").wait_for()
+    assert "BM25 rank" in page.locator("#search-results").inner_text()
+    assert page.locator("#search-results tbody tr").count() >= 1
+
     page.locator("#ask textarea[name=question]").fill("What does Doc2query predict for each document?")
     page.locator("#ask button[type=submit]").click()
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
@@ -221,6 +233,8 @@ def test_it_answers_with_citations_and_refuses_out_of_scope_end_to_end(
     assert quoted and quoted in page.locator("#citation-panel .chunk-text").inner_text()
     pdf_link = page.locator("#citation-panel a", has_text="Open the PDF")
     assert re.search(r"/documents/\d+/.*#page=\d+$", pdf_link.get_attribute("href"))
+    pdf_response = page.request.get(live_server.url + pdf_link.get_attribute("href").split("#")[0])
+    assert pdf_response.ok and pdf_response.headers["content-type"] == "application/pdf"
     screenshot(page, "citation-panel")
 
     page.goto(f"{live_server.url}/collections/{collection.slug}/")
