@@ -17,8 +17,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# Playwright's sync API runs an event loop in this thread; the ORM calls the test makes
-# between browser steps are ordinary blocking calls, which Django would otherwise refuse.
+# Playwright's sync API keeps an event loop running in the main thread for the whole
+# session (its browser fixture is session-scoped), so every later ORM call in this process,
+# in any test module and in teardown, would be refused as "async unsafe". The calls are
+# ordinary blocking ones, so the check is switched off for the session, at collection time.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
