@@ -135,9 +135,11 @@ def test_the_status_endpoint_sends_fragments_only_when_something_changed(client,
     assert first["final"] is False and set(first["fragments"]) == {"summary", "stages", "answer"}
     assert client.get(url, {"since": first["updated"]}).json()["fragments"] == {}
     make_step(run=run, kind="plan", output={"sub_queries": ["what is k1", "what is b"]})
+    Run.objects.filter(pk=run.pk).update(stage="RETRIEVING", progress_current=1, progress_max=6)
     second = client.get(url, {"since": first["updated"]}).json()
     assert second["updated"] != first["updated"]
     assert "what is k1" in second["fragments"]["stages"] and "what is b" in second["fragments"]["stages"]
+    assert "Retrieving…" in second["fragments"]["summary"] and 'value="1"' in second["fragments"]["summary"]
     Run.objects.filter(pk=run.pk).update(status=Run.Status.DONE, outcome=Run.Outcome.ANSWER, answer="Done.")
     run.refresh_from_db()
     run.save()  # bumps updated_at as the loop does when it finishes
