@@ -110,7 +110,7 @@ class AgentLoop:
                 if rank < len(hits) and hits[rank].chunk_id not in seen:
                     seen.add(hits[rank].chunk_id)
                     merged.append(hits[rank].model_copy(update={"query": q}))
-        self._record("retrieve", attempt, {"queries": queries, "k": k},
+        self._record("retrieve", attempt, {"queries": list(queries), "k": k},
                      {"per_query": {q: [_source_brief(s) for s in hits] for q, hits in zip(queries, results)}},
                      started)
         return merged
@@ -149,7 +149,7 @@ class AgentLoop:
                 started = time.perf_counter()
                 reform = roles.reformulator.reformulate(question, plan, audit, queries)
                 new = [q for q in reform.sub_queries if q.strip() and q not in queries][:3]
-                self._record("reformulate", retries + 1, {"missing": audit.missing, "tried": queries},
+                self._record("reformulate", retries + 1, {"missing": audit.missing, "tried": list(queries)},
                              {"sub_queries": new}, started, reform.usage)
                 retries += 1
                 if not new:

@@ -61,13 +61,35 @@ def _fallback() -> _OnnxMiniLM:
     return _OnnxMiniLM()
 
 
+_CACHE: dict[str, np.ndarray] = {}
+_CACHE_MAX = 50_000
+
+
+def cached(embed: EmbedFn) -> EmbedFn:
+    """Wrap an embedding function with a per-process cache keyed by text: a retry pass
+    re-audits the chunks of the first pass, and popular chunks recur across questions."""
+
+    def run(texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in _CACHE]
+        if missing:
+            vecs = embed(missing)
+            with _lock:
+                if len(_CACHE) + len(missing) > _CACHE_MAX:
+                    _CACHE.clear()
+                _CACHE.update(zip(missing, vecs))
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.vstack([_CACHE[t] if t in _CACHE else embed([t])[0] for t in texts]).astype(np.float32)
+
+    return run
+
+
 def get_embed() -> EmbedFn:
     """The process-wide embedding function (rows L2-normalised float32)."""
     try:
         from knowledge.embeddings import get_embedder  # type: ignore[import-not-found]
 
         embedder = get_embedder("local")
-        return embedder.embed
+        return cached(embedder.embed)
     except Exception:  # noqa: BLE001 - module absent or Django not configured: use ours
-        with _lock:
-            return _fallback().embed
+        return cached(_fallback().embed)
