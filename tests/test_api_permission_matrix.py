@@ -173,3 +173,74 @@ def test_it_serves_no_uploaded_file_under_a_public_url(api_world, client):
             resolve(prefix + stored)
     client.force_login(api_world.users["outsider"])
     assert client.get(reverse("api:document_file", kwargs=doc(api_world))).status_code == 404
+
+
+# ---------------------------------------------------------------------------
+# File downloads in the HTML UI: the same roles, and a login redirect for anonymous users
+# ---------------------------------------------------------------------------
+
+
+def html_needs(minimum: str, ok: int) -> dict[str, int]:
+    return {**needs(minimum, ok), "anonymous": 302}
+
+
+def _benchmark(w: ApiWorld) -> dict[str, Any]:
+    from agent.models import BenchmarkRun, BenchmarkSet
+
+    bset = BenchmarkSet.objects.create(collection=w.collection, name="Smoke", created_by=w.users["owner"])
+    BenchmarkRun.objects.create(
+        benchmark_set=bset, config_name="bm25", label="first", created_by=w.users["owner"]
+    )
+    return {"slug": w.collection.slug, "set_id": bset.pk, "label": "first"}
+
+
+DOWNLOADS: list[Row] = [
+    Row("knowledge:document_file", "get", html_needs("viewer", 200), doc),
+    Row(
+        "agent:benchmark_export", "get", html_needs("viewer", 200), lambda w: {**_benchmark(w), "fmt": "csv"}
+    ),
+]
+# URL names that hand out files or exports; each must have a row in DOWNLOADS.
+DOWNLOAD_NAME_HINTS = ("file", "export", "download")
+
+
+def test_it_has_a_row_for_every_html_download():
+    names: set[str] = set()
+
+    def walk(patterns: list, prefix: str, namespace: str | None) -> None:
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns, prefix + str(p.pattern), p.namespace or namespace)
+            elif (
+                isinstance(p, URLPattern)
+                and not (prefix + str(p.pattern)).startswith("api/")
+                and p.name
+                and any(hint in p.name for hint in DOWNLOAD_NAME_HINTS)
+            ):
+                names.add(f"{namespace}:{p.name}" if namespace else p.name)
+
+    walk(get_resolver().url_patterns, "", None)
+    assert names, "no download views found: the name hints are stale"
+    assert names == {row.name for row in DOWNLOADS}
+
+
+DOWNLOAD_CASES = [(row, role) for row in DOWNLOADS for role in ROLES]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("row", "role"), DOWNLOAD_CASES, ids=[f"{r.name}-{role}" for r, role in DOWNLOAD_CASES]
+)
+def test_download_matrix(api_world, client, row: Row, role: str):
+    url = reverse(row.name, kwargs=row.kwargs(api_world))
+    if role != "anonymous":
+        client.force_login(api_world.users[role])
+    response = client.get(url)
+    assert response.status_code == row.expected[role], f"GET {url} as {role}: {response.status_code}"
+    if response.status_code == 302:
+        assert response["Location"].startswith(reverse("login"))
+    if response.status_code == 200:
+        assert (
+            "attachment" in response.get("Content-Disposition", "")
+            or response.get("Content-Security-Policy") == "sandbox"
+        )
