@@ -121,6 +121,7 @@ def _extract(document: Document, progress: _Progress):  # -> list[CleanPage], pa
         if document.media_type == "application/pdf":
             extracted = pdf.extract_pdf(
                 path, max_pages=settings.PDF_MAX_PAGES, max_chars=settings.EXTRACT_MAX_CHARS,
+                max_stream_bytes=settings.PDF_MAX_STREAM_BYTES,
                 on_page=lambda done, total: progress(pages_done=done, pages_total=total),
             )
         else:

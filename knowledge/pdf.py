@@ -121,6 +121,7 @@ def extract_pdf_pages(
     *,
     max_pages: int,
     max_chars: int,
+    max_stream_bytes: int = 25_000_000,
     on_page: Callable[[int, int], None] | None = None,
 ) -> list[str]:
     """Raw text of every page, or ExtractError with a reason a person understands.
@@ -141,72 +142,82 @@ def extract_pdf_pages(
 
     # pypdf logs every font it cannot fully parse; those are harmless for text extraction.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
-    stream = BytesIO(source) if isinstance(source, bytes) else Path(source).open("rb")  # noqa: SIM115
-    try:
+    # Every stream pypdf inflates is bounded, so a decompression bomb costs at most this
+    # much memory before it is named as one (pypdf's own default is 75 MB per stream).
+    limits = dict.fromkeys(
+        (
+            "zlib_maximum_output_length", "lzw_maximum_output_length", "run_length_maximum_output_length",
+            "array_based_stream_maximum_output_length", "maximum_declared_stream_length",
+        ),
+        max_stream_bytes,
+    )
+    with pypdf.apply_configuration(**limits):
+        stream = BytesIO(source) if isinstance(source, bytes) else Path(source).open("rb")  # noqa: SIM115
         try:
-            reader = pypdf.PdfReader(stream, strict=False)
-            if reader.is_encrypted:
-                # Many PDFs are "encrypted" only against editing, with an empty user password.
-                try:
-                    opened = reader.decrypt("")
-                except (DependencyError, NotImplementedError, PyPdfError):
-                    opened = 0
-                if not opened:
-                    raise ExtractError(
-                        "encrypted",
-                        "This PDF is password-protected. Remove the password (print it to a new PDF) and upload it again.",
-                    )
-            total = len(reader.pages)
-        except ExtractError:
-            raise
-        except (EmptyFileError, PdfReadError, PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
-            raise ExtractError(
-                "corrupt", f"This file is damaged or not a complete PDF, so it cannot be read ({_short(exc)})."
-            ) from exc
-        if total == 0:
-            raise ExtractError("no_pages", "This PDF has no pages.")
-        if total > max_pages:
-            raise ExtractError(
-                "too_many_pages",
-                f"This PDF has {total} pages; the limit is {max_pages}. Split it into smaller files.",
-            )
-        texts: list[str] = []
-        used = 0
-        for index in range(total):
             try:
-                page = reader.pages[index]
-                # extract_text() logs and swallows pypdf's decompression limit, returning "";
-                # decoding the content stream first turns a bomb into an error we can name.
-                contents = page.get_contents()
-                if contents is not None:
-                    contents.get_data()
-                text = page.extract_text() or ""
-            except LimitReachedError as exc:
+                reader = pypdf.PdfReader(stream, strict=False)
+                if reader.is_encrypted:
+                    # Many PDFs are "encrypted" only against editing, with an empty user password.
+                    try:
+                        opened = reader.decrypt("")
+                    except (DependencyError, NotImplementedError, PyPdfError):
+                        opened = 0
+                    if not opened:
+                        raise ExtractError(
+                            "encrypted",
+                            "This PDF is password-protected. Remove the password (print it to a new PDF) and upload it again.",
+                        )
+                total = len(reader.pages)
+            except ExtractError:
+                raise
+            except (EmptyFileError, PdfReadError, PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
                 raise ExtractError(
-                    "bomb",
-                    f"Page {index + 1} expands to far more data than a real page (a decompression bomb?); "
-                    "the file was not ingested.",
+                    "corrupt", f"This file is damaged or not a complete PDF, so it cannot be read ({_short(exc)})."
                 ) from exc
-            except FileNotDecryptedError as exc:
-                raise ExtractError("encrypted", "This PDF is password-protected.") from exc
-            except (MemoryError, RecursionError) as exc:
-                raise ExtractError("bomb", f"Page {index + 1} is too large or too deeply nested to read.") from exc
-            except Exception as exc:
+            if total == 0:
+                raise ExtractError("no_pages", "This PDF has no pages.")
+            if total > max_pages:
                 raise ExtractError(
-                    "corrupt", f"Page {index + 1} is damaged and cannot be read ({_short(exc)})."
-                ) from exc
-            used += len(text)
-            if used > max_chars:
-                raise ExtractError(
-                    "too_much_text",
-                    f"This file holds more than {max_chars:,} characters of text, over the limit for one document.",
+                    "too_many_pages",
+                    f"This PDF has {total} pages; the limit is {max_pages}. Split it into smaller files.",
                 )
-            texts.append(text)
-            if on_page:
-                on_page(index + 1, total)
-        return texts
-    finally:
-        stream.close()
+            texts: list[str] = []
+            used = 0
+            for index in range(total):
+                try:
+                    page = reader.pages[index]
+                    # extract_text() logs and swallows pypdf's decompression limit, returning "";
+                    # decoding the content stream first turns a bomb into an error we can name.
+                    contents = page.get_contents()
+                    if contents is not None:
+                        contents.get_data()
+                    text = page.extract_text() or ""
+                except LimitReachedError as exc:
+                    raise ExtractError(
+                        "bomb",
+                        f"Page {index + 1} expands to far more data than a real page (a decompression bomb?); "
+                        "the file was not ingested.",
+                    ) from exc
+                except FileNotDecryptedError as exc:
+                    raise ExtractError("encrypted", "This PDF is password-protected.") from exc
+                except (MemoryError, RecursionError) as exc:
+                    raise ExtractError("bomb", f"Page {index + 1} is too large or too deeply nested to read.") from exc
+                except Exception as exc:
+                    raise ExtractError(
+                        "corrupt", f"Page {index + 1} is damaged and cannot be read ({_short(exc)})."
+                    ) from exc
+                used += len(text)
+                if used > max_chars:
+                    raise ExtractError(
+                        "too_much_text",
+                        f"This file holds more than {max_chars:,} characters of text, over the limit for one document.",
+                    )
+                texts.append(text)
+                if on_page:
+                    on_page(index + 1, total)
+            return texts
+        finally:
+            stream.close()
 
 
 def _short(exc: BaseException) -> str:
@@ -219,9 +230,12 @@ def extract_pdf(
     *,
     max_pages: int = 2000,
     max_chars: int = 20_000_000,
+    max_stream_bytes: int = 25_000_000,
     on_page: Callable[[int, int], None] | None = None,
 ) -> Extracted:
-    raw = extract_pdf_pages(source, max_pages=max_pages, max_chars=max_chars, on_page=on_page)
+    raw = extract_pdf_pages(
+        source, max_pages=max_pages, max_chars=max_chars, max_stream_bytes=max_stream_bytes, on_page=on_page
+    )
     pages = clean_pages(raw)
     if sum(len(p.text.strip()) for p in pages) < 20 * max(1, min(len(raw), 3)):
         raise ExtractError(

@@ -192,8 +192,8 @@ def _safe_name(raw: str) -> str:
     import unicodedata
 
     name = unicodedata.normalize("NFC", raw or "").replace("\\", "/").rsplit("/", 1)[-1]
-    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip().strip(".")
-    return name[:255] or "upload"
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip()
+    return name[:255] if name.strip(".") else "upload"
 
 
 def _title_from_name(name: str) -> str:

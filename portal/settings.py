@@ -217,6 +217,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 PDF_MAX_PAGES = env_int("PORTAL_PDF_MAX_PAGES", 2000, minimum=1)
 # Bound on extracted text, so a decompression bomb cannot exhaust a worker's memory.
 EXTRACT_MAX_CHARS = env_int("PORTAL_EXTRACT_MAX_CHARS", 20_000_000, minimum=1000)
+# Bound on one inflated PDF stream: a decompression bomb is refused before it costs more.
+PDF_MAX_STREAM_BYTES = env_int("PORTAL_PDF_MAX_STREAM_BYTES", 25_000_000, minimum=1_000_000)
 QUESTION_MAX_CHARS = env_int("PORTAL_QUESTION_MAX_CHARS", 2000, minimum=10)
 
 # ---------------------------------------------------------------------------
