@@ -33,7 +33,7 @@ from rest_framework.views import APIView
 
 from knowledge import selectors, services
 from knowledge.api_errors import error_responses
-from knowledge.models import Collection, Document, IngestJob, Membership, Role
+from knowledge.models import ROLE_RANK, Collection, Document, IngestJob, Membership, Role, TeamAccess
 
 User = get_user_model()
 
@@ -131,6 +131,18 @@ class CollectionOutputSerializer(serializers.Serializer):
         return reverse("api:collection_detail", kwargs={"slug": obj.slug}, request=self.context["request"])
 
 
+def _my_roles(user: Any) -> dict[int, Role]:
+    """The user's effective role on each of their collections, in two queries (not two per row)."""
+    roles: dict[int, Role] = {}
+    pairs = list(Membership.objects.filter(user=user).values_list("collection_id", "role"))
+    pairs += TeamAccess.objects.filter(team__memberships__user=user).values_list("collection_id", "role")
+    for collection_id, role in pairs:
+        current = roles.get(collection_id)
+        if current is None or ROLE_RANK[Role(role)] > ROLE_RANK[current]:
+            roles[collection_id] = Role(role)
+    return roles
+
+
 def _with_counts(queryset: QuerySet[Collection]) -> QuerySet[Collection]:
     return queryset.annotate(document_count=Count("documents", distinct=True))
 
@@ -158,7 +170,7 @@ class CollectionListApi(APIView):
         if filters.get("q"):
             queryset = queryset.filter(name__icontains=filters["q"])
         queryset = _with_counts(queryset).order_by(filters["ordering"], "pk")
-        return paginated(self, request, queryset, CollectionOutputSerializer)
+        return paginated(self, request, queryset, CollectionOutputSerializer, roles=_my_roles(request.user))
 
     @extend_schema(
         operation_id="collections_create",

@@ -133,3 +133,18 @@ def test_it_refuses_to_demote_or_remove_the_last_owner(api, collection):
 def test_it_returns_404_for_a_member_that_is_not_in_the_collection(api, collection, charlie):
     detail = reverse("api:member_detail", kwargs={"slug": collection.slug, "username": "charlie"})
     assert api.patch(detail, {"role": "viewer"}).status_code == 404
+
+
+def test_a_team_role_counts_and_the_list_costs_a_fixed_number_of_queries(
+    api, alice, bob, django_assert_max_num_queries
+):
+    team = services.team_create(name="Lab", user=bob)
+    services.team_member_add(team=team, user=alice)
+    for n in range(6):
+        c = services.collection_create(name=f"Team set {n}", user=bob)
+        services.team_access_set(collection=c, team=team, role=Role.EDITOR)
+    services.membership_set(collection=c, user=alice, role=Role.VIEWER)  # the team's editor role wins
+    with django_assert_max_num_queries(8):
+        body = api.get(reverse("api:collection_list")).json()
+    assert body["count"] == 6
+    assert {c["role"] for c in body["results"]} == {"editor"}
