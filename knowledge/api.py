@@ -480,14 +480,8 @@ class DocumentDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-# What knowledge.sniff accepts, plus the fallback for rows without a type.
-DOWNLOAD_MEDIA_TYPES = (
-    "application/pdf",
-    "text/markdown",
-    "text/plain",
-    "text/html",
-    "application/octet-stream",
-)
+# What knowledge.sniff accepts; HTML and rows without a type go out as octet-stream.
+DOWNLOAD_MEDIA_TYPES = ("application/pdf", "text/markdown", "text/plain", "application/octet-stream")
 
 
 class DocumentFileApi(APIView):
@@ -511,7 +505,10 @@ class DocumentFileApi(APIView):
             default_storage.open(document.file, "rb"),
             as_attachment=True,
             filename=document.original_name or f"document-{document.pk}",
-            content_type=document.media_type or "application/octet-stream",
+            # Uploaded HTML is never served as HTML: it must not run script on our origin.
+            content_type="application/octet-stream"
+            if document.media_type in ("", "text/html")
+            else document.media_type,
         )
         # The file is a user's upload: never let a browser sniff it into something executable.
         response["X-Content-Type-Options"] = "nosniff"

@@ -160,3 +160,14 @@ def test_search_validates_its_parameters(api_world):
     assert client.get(url).status_code == 400
     assert client.get(url, {"q": "x", "k": 0}).status_code == 400
     assert client.get(url, {"q": "x", "mode": "magic"}).status_code == 400
+
+
+def test_an_uploaded_html_page_is_downloaded_never_rendered(api_world):
+    response = _upload(
+        _client(api_world), api_world, "page.html", b"<!doctype html><script>alert(1)</script>"
+    )
+    assert response.status_code == 201
+    download = _client(api_world, "viewer").get(response.json()["file_url"])
+    assert download["Content-Type"] == "application/octet-stream"
+    assert download["Content-Disposition"].startswith("attachment")
+    assert download["Content-Security-Policy"] == "sandbox"
