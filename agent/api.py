@@ -275,7 +275,8 @@ class ConfigListApi(APIView):
         responses={
             200: inline_serializer(
                 "ConfigList", {"configs": serializers.ListField(child=serializers.CharField())}
-            )
+            ),
+            **error_responses(),
         },
     )
     def get(self, request: Request) -> Response:

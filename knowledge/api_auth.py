@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
@@ -22,6 +23,7 @@ from knowledge.models import ApiToken
 TOKEN_PREFIX = "gr_"
 # Enough to tell tokens apart on the settings page; far too short to guess the rest.
 SHOWN_PREFIX_LENGTH = 10
+LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def hash_token(token: str) -> str:
@@ -78,7 +80,10 @@ class HashedTokenAuthentication(authentication.BaseAuthentication):
         )
         if row is None or not row.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
-        ApiToken.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
+        now = timezone.now()
+        # One write a minute at most: a polling client must not turn every GET into a write.
+        if row.last_used_at is None or now - row.last_used_at > LAST_USED_RESOLUTION:
+            ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
         return (row.user, row)
 
     def authenticate_header(self, request) -> str:  # type: ignore[no-untyped-def]

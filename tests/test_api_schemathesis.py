@@ -147,3 +147,30 @@ def test_swagger_ui_is_served_without_a_cdn(client):
     assert external == []
     asset = re.search(r"""src=["']([^"']*swagger-ui-bundle\.js)""", html)
     assert asset, html
+
+
+@pytest.mark.django_db
+def test_every_operation_is_complete_enough_for_a_generated_client(client):
+    schema = client.get("/api/schema/?format=json").json()
+    operations = [
+        (path, method, op)
+        for path, item in schema["paths"].items()
+        if path.startswith("/api/v1/")
+        for method, op in item.items()
+    ]
+    assert len(operations) >= 20
+    ids = [op["operationId"] for _, _, op in operations]
+    assert len(set(ids)) == len(ids)
+    for path, method, op in operations:
+        where = f"{method.upper()} {path}"
+        assert {"tokenAuth": []} in op["security"], where
+        for status in ("401", "429"):
+            ref = op["responses"][status]["content"]["application/json"]["schema"]["$ref"]
+            assert ref == "#/components/schemas/Error", where
+        ok = [s for s in op["responses"] if s.startswith("2")]
+        assert ok, where
+        for status in ok:
+            if status != "204":
+                assert op["responses"][status].get("content"), f"{where} {status} has no body schema"
+        if method in ("post", "patch") and not path.endswith("/retry/"):
+            assert op.get("requestBody", {}).get("content"), f"{where} has no request body schema"

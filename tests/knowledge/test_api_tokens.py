@@ -90,3 +90,39 @@ def test_the_token_page_needs_a_login(client):
     response = client.get(reverse("knowledge:api_tokens"))
     assert response.status_code == 302
     assert reverse("login") in response["Location"]
+
+
+def test_last_used_is_written_at_most_once_a_minute(alice, django_assert_num_queries):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    row, token = api_token_create(user=alice, name="poller")
+    api = APIClient()
+    url = reverse("api:config_list")
+    api.get(url, HTTP_AUTHORIZATION=f"Bearer {token}")
+    first = ApiToken.objects.get(pk=row.pk).last_used_at
+    api.get(url, HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert ApiToken.objects.get(pk=row.pk).last_used_at == first
+    ApiToken.objects.filter(pk=row.pk).update(last_used_at=timezone.now() - timedelta(minutes=2))
+    api.get(url, HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert ApiToken.objects.get(pk=row.pk).last_used_at > first
+
+
+def test_a_browser_session_needs_the_csrf_token_for_unsafe_calls(alice):
+    api = APIClient(enforce_csrf_checks=True)
+    api.force_login(alice)
+    assert api.get(reverse("api:collection_list")).status_code == 200
+    response = api.post(reverse("api:collection_list"), {"name": "Forged"}, format="json")
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["error"]["message"]
+    # A bearer token is not a cookie a forged page could send: no CSRF token needed.
+    _, token = api_token_create(user=alice, name="script")
+    bearer = APIClient(enforce_csrf_checks=True)
+    created = bearer.post(
+        reverse("api:collection_list"),
+        {"name": "Scripted"},
+        format="json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+    assert created.status_code == 201
