@@ -5,13 +5,18 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from kombu import Queue
+from kombu import Exchange, Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 
 app = Celery("portal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_queues = (Queue("ingest"), Queue("answer"))
+# Each queue names its own exchange and routing key, so the worker's banner and the
+# broker's bindings say what they mean (the defaults showed both on the "answer" exchange).
+app.conf.task_queues = (
+    Queue("ingest", Exchange("ingest"), routing_key="ingest"),
+    Queue("answer", Exchange("answer"), routing_key="answer"),
+)
 app.autodiscover_tasks()
 
 
