@@ -22,6 +22,7 @@ from agent.models import Run
 from agent.sweeper import sweep
 from knowledge.models import Document, IngestJob
 from tests.conftest import paper, skip_or_fail
+from tests.test_faults import _report
 
 SUBMISSIONS = 12
 
@@ -120,6 +121,8 @@ def test_runs_submitted_across_a_redis_restart_all_finish(private_redis, ready_c
 
     celery_worker_process(all_final, timeout=180, interval=1.0)
     statuses = list(Run.objects.filter(pk__in=run_ids).values_list("status", "attempts"))
+    _report("redis_restart", submitted=SUBMISSIONS, slowest_submit_s=round(slowest_submit, 2),
+            done=sum(s == Run.Status.DONE for s, _ in statuses))
     assert len(statuses) == SUBMISSIONS
     assert all(status == Run.Status.DONE for status, _ in statuses), statuses
     assert all(attempts == 1 for _, attempts in statuses), "each run is answered exactly once"
