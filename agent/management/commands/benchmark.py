@@ -120,6 +120,10 @@ class Command(BaseCommand):
         brs = list(sb.benchmark_runs(benchmark_set=bset, labels=[label]))
         if opts["in_process"]:
             self._bar(0, total)
+            # Question by question, every configuration in turn: stopped half way, the
+            # finished runs still compare all configurations on the same questions.
+            order = {c: i for i, c in enumerate(configs)}
+            runs = sorted(runs, key=lambda r: (r.benchmark_question_id, order.get(r.config_name, 0)))
             for n, run in enumerate(runs, 1):
                 sb.run_execute_in_process(run)
                 self._bar(n, total)
