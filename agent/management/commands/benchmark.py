@@ -106,7 +106,7 @@ class Command(BaseCommand):
                 raise CommandError(f"The set has no benchmark run labelled {opts['report']!r}.")
             self._report(brs, opts)
             return
-        configs = [c for c in opts["configs"].split(",") if c.strip()] or sb.config_names()
+        configs = [c.strip() for c in opts["configs"].split(",") if c.strip()] or sb.config_names()
         user = self._user(opts, bset)
         try:
             label, runs = sb.benchmark_start(
