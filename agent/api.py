@@ -23,7 +23,14 @@ from rest_framework.views import APIView
 from agent import selectors
 from agent.models import Citation, Review, Run, RunStep
 from knowledge import selectors as knowledge_selectors
-from knowledge.api import PAGE_PARAMETERS, ordering_field, page_of, paginated, parse_filters, parse_input
+from knowledge.api_common import (
+    PAGE_PARAMETERS,
+    ordering_field,
+    page_of,
+    paginated,
+    parse_filters,
+    parse_input,
+)
 from knowledge.api_errors import Conflict, error_responses
 from knowledge.models import Role
 

@@ -15,7 +15,6 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
-    OpenApiParameter,
     OpenApiResponse,
     extend_schema,
     extend_schema_field,
@@ -24,7 +23,6 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,70 +30,18 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from knowledge import selectors, services
+from knowledge.api_common import (
+    PAGE_PARAMETERS,
+    ordering_field,
+    page_of,
+    paginated,
+    parse_filters,
+    parse_input,
+)
 from knowledge.api_errors import error_responses
 from knowledge.models import ROLE_RANK, Collection, Document, IngestJob, Membership, Role, TeamAccess
 
 User = get_user_model()
-
-
-# ---------------------------------------------------------------------------
-# Shared pieces: pagination, filter parsing, ordering
-# ---------------------------------------------------------------------------
-
-
-class Pagination(PageNumberPagination):
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
-
-
-def paginated(
-    view: APIView, request: Request, queryset: QuerySet, serializer: type, **context: Any
-) -> Response:
-    paginator = Pagination()
-    page = paginator.paginate_queryset(queryset, request, view=view)
-    data = serializer(page, many=True, context={"request": request, **context}).data
-    return paginator.get_paginated_response(data)
-
-
-def parse_filters(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
-    """Validated query parameters; a bad value is a 400 in the API's error shape."""
-    filters = serializer_class(data=request.query_params)
-    filters.is_valid(raise_exception=True)
-    return filters.validated_data
-
-
-def parse_input(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
-def ordering_field(*fields: str, default: str) -> serializers.ChoiceField:
-    choices = [f for name in fields for f in (name, f"-{name}")]
-    return serializers.ChoiceField(
-        choices=choices, required=False, default=default, help_text="Sort key; prefix with - for descending."
-    )
-
-
-def page_of(serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
-    """The schema of one page of a list, as `paginated` returns it."""
-    name = serializer_class.__name__.removesuffix("Serializer").removesuffix("Output")
-    return inline_serializer(
-        f"Paginated{name}List",
-        {
-            "count": serializers.IntegerField(help_text="Items across all pages."),
-            "next": serializers.URLField(allow_null=True, help_text="Next page, or null."),
-            "previous": serializers.URLField(allow_null=True, help_text="Previous page, or null."),
-            "results": serializer_class(many=True),
-        },
-    )
-
-
-PAGE_PARAMETERS = [
-    OpenApiParameter("page", OpenApiTypes.INT, description="Page number, from 1."),
-    OpenApiParameter("page_size", OpenApiTypes.INT, description="Items per page (at most 200)."),
-]
 
 
 def _user_by_username(username: str) -> Any:
