@@ -111,3 +111,84 @@ def test_it_rebuilds_lost_index_files_instead_of_failing(collection):
     hits = index_search(collection=collection, query="cats", k=1, mode="bm25")
     assert hits[0].chunk_id == docs["cats"].chunks.get().pk
     assert Collection.objects.get(pk=collection.pk).index_version == 2
+
+
+_READER = textwrap.dedent(
+    """
+    import hashlib, json, sys
+    import django
+    django.setup()
+    from knowledge.indexing import index_rebuild, index_search
+    from knowledge.models import Collection
+    from tests.factories import make_chunk, make_document
+    # One long-lived process, like a Celery worker: it loads the index once and keeps it.
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        collection = Collection.objects.get(pk=cmd["collection"])
+        if "add" in cmd:
+            # Its own factory counter restarts at 1, so the file hash must come from elsewhere.
+            sha = hashlib.sha256(cmd["add"].encode()).hexdigest()
+            chunk = make_chunk(document=make_document(collection=collection, title="Added", sha256=sha),
+                               text=cmd["add"])
+            index_rebuild(collection=collection)
+            print(json.dumps([chunk.pk]), flush=True)
+            continue
+        hits = index_search(collection=collection, query=cmd["query"], k=5, mode="bm25")
+        print(json.dumps([h.chunk_id for h in hits]), flush=True)
+    """
+)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_holding_an_old_version_reloads_after_a_rebuild_elsewhere(collection, settings):
+    from django.db import connection
+
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        url = f"sqlite:///{db['NAME']}"
+    else:
+        url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    env = {**__import__("os").environ, "PORTAL_DEBUG": "1", "PORTAL_DATABASE_URL": url,
+           "PORTAL_INDEX_ROOT": str(settings.INDEX_ROOT), "DJANGO_SETTINGS_MODULE": "portal.settings"}
+    reader = subprocess.Popen([sys.executable, "-c", _READER], cwd=ROOT, env=env, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def reader_search(query: str, **extra: str) -> list[int]:
+        assert reader.stdin and reader.stdout
+        reader.stdin.write(json.dumps({"collection": collection.pk, "query": query, **extra}) + "\n")
+        reader.stdin.flush()
+        line = reader.stdout.readline()
+        assert line, "the reader process died"
+        return json.loads(line)
+
+    try:
+        # BM25Okapi gives a term in half the chunks idf 0: a few unrelated chunks keep the
+        # test's words rare enough to score.
+        for text in TEXTS.values():
+            make_chunk(document=make_document(collection=collection), text=text)
+        old = make_document(collection=collection, title="Old")
+        old_chunk = make_chunk(document=old, text="Okapi BM25 weighs term frequency against document length.")
+        index_rebuild(collection=collection)
+        assert reader_search("okapi") == [old_chunk.pk]  # the reader has version 1 loaded now
+
+        # This process adds a document and rebuilds: version 2, written while the reader
+        # still holds version 1 in memory.
+        new = make_document(collection=collection, title="New")
+        new_chunk = make_chunk(document=new, text="Zebrafish regenerate heart tissue after injury.")
+        assert reader_search("zebrafish") == []
+        assert index_rebuild(collection=collection) == 2
+        assert reader_search("zebrafish") == [new_chunk.pk]
+
+        # The other way round: this process has version 2 loaded, the reader rebuilds to 3.
+        assert [h.chunk_id for h in index_search(collection=collection, query="zebrafish", mode="bm25")] == [
+            new_chunk.pk]
+        [added] = reader_search("", add="Axolotls regrow whole limbs.")
+        assert [h.chunk_id for h in index_search(collection=collection, query="axolotls", mode="bm25")] == [added]
+
+        new.delete()
+        index_rebuild(collection=collection)
+        assert reader_search("zebrafish") == []
+        assert reader_search("okapi") == [old_chunk.pk]
+    finally:
+        reader.stdin.close()
+        reader.wait(timeout=30)
