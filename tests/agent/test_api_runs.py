@@ -217,3 +217,13 @@ def test_a_quote_that_is_not_in_the_chunk_has_no_offsets(api_world):
     Citation.objects.filter(run=api_world.run).update(quote="words that are nowhere", quote_start=3)
     body = api_world.client("viewer").get(reverse("api:run_detail", kwargs={"pk": api_world.run.pk})).json()
     assert (body["citations"][0]["quote_start"], body["citations"][0]["quote_end"]) == (-1, -1)
+
+
+def test_it_throttles_anonymous_clients_by_address(monkeypatch, client):
+    from rest_framework.throttling import AnonRateThrottle
+
+    monkeypatch.setattr(AnonRateThrottle, "THROTTLE_RATES", {"anon": "2/min", "user": "100/min"})
+    codes = [client.get("/api/schema/").status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+    other = client.get("/api/schema/", REMOTE_ADDR="192.0.2.7")
+    assert other.status_code == 200
