@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
+from django.utils.text import slugify
 
 from agent import benchmarking as bm
 from agent.models import BenchmarkQuestion, BenchmarkRun, BenchmarkSet, Citation, Review, Run, RunStep
@@ -170,10 +171,10 @@ def benchmark_start(
     if not questions:
         splits = sorted(set(benchmark_set.questions.values_list("split", flat=True)))
         raise ValidationError(f"The set has no questions in split {split!r} (it has: {', '.join(splits)}).")
-    label = label.strip() or _new_label()
+    # The label is part of the report's URL.
+    label = slugify(label)[:100] or _new_label()
     if BenchmarkRun.objects.filter(benchmark_set=benchmark_set, label=label).exists():
         raise ValidationError(f"A benchmark run labelled {label!r} already exists for this set.")
-    extra = {} if enqueue else {"enqueue": False}
     runs: list[Run] = []
     for config in configs:
         brun = BenchmarkRun.objects.create(
@@ -183,7 +184,7 @@ def benchmark_start(
             runs.append(
                 run_create(
                     collection=benchmark_set.collection, user=user, question=q.question,
-                    config_name=config, benchmark_run=brun, benchmark_question=q, **extra,
+                    config_name=config, benchmark_run=brun, benchmark_question=q, enqueue=enqueue,
                 )
             )
     return label, runs

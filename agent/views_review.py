@@ -122,7 +122,7 @@ def benchmark_start(request: HttpRequest, slug: str, set_id: int) -> HttpRespons
         label, runs = sb.benchmark_start(
             benchmark_set=bset, user=request.user, configs=request.POST.getlist("configs"),
             split=request.POST.get("split", bm.DEFAULT_SPLIT),
-            label=slugify(request.POST.get("label", "")),
+            label=request.POST.get("label", ""),
         )
     except ValidationError as exc:
         messages.error(request, _error_text(exc))
