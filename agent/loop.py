@@ -16,7 +16,7 @@ from typing import Any
 
 from agent.configs import Roles, RunConfig
 from agent.roles import Retriever
-from agent.types import Answer, AuditResult, Complexity, Plan, Source, Usage, Verdict
+from agent.types import Answer, AuditResult, Complexity, Plan, Source, SupportLabel, Usage, Verdict
 
 
 class Stage(StrEnum):
@@ -178,6 +178,7 @@ class AgentLoop:
 
 
 def _final_verdict(audit: AuditResult) -> Verdict:
-    if any(f.sentences for f in audit.facts):
+    usable = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
+    if any(s.label in usable for f in audit.facts for s in f.sentences):
         return Verdict.PARTIALLY_SUFFICIENT
     return Verdict.INSUFFICIENT_REFUSE

@@ -109,12 +109,17 @@ def main() -> None:
     parser.add_argument("--size", choices=["small", "full"], default="full")
     parser.add_argument("--configs", default="")
     parser.add_argument("--show", action="store_true", help="print one line per question")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="grid ANCHOR_MIN and PREMISE_CONTRADICT_MIN of the local auditor (agentic)")
     args = parser.parse_args()
     _setup()
     from agent.services import run_create, run_execute
 
     user, collection = _collection()
     questions = _pick(json.loads((DATA / "devbench" / "questions.json").read_text()), args.size)
+    if args.calibrate:
+        _calibrate(collection, questions)
+        return
     configs = [c for c in args.configs.split(",") if c] or (ALL_CONFIGS if args.size == "full" else
                                                             ["hybrid", "agentic_no_retry", "agentic"])
     rows = []
@@ -158,6 +163,46 @@ def main() -> None:
     print("|" + "---|" * len(keys))
     for r in rows:
         print("| " + " | ".join(str(r[k]) for k in keys) + " |")
+
+
+class _MemoRetriever:
+    """Retrieval is deterministic for a fixed index: remember it across grid points."""
+
+    def __init__(self, inner) -> None:  # noqa: ANN001
+        self.inner, self.memo = inner, {}
+
+    def retrieve(self, query: str, *, k: int):  # noqa: ANN201
+        if (query, k) not in self.memo:
+            self.memo[(query, k)] = self.inner.retrieve(query, k=k)
+        return self.memo[(query, k)]
+
+
+def _calibrate(collection, questions: list[dict]) -> None:  # noqa: ANN001
+    """Score = answerable answered + out-of-scope refused + false premises debunked (agentic)."""
+    import itertools
+
+    from agent.configs import build_roles, get_config
+    from agent.local import auditor
+    from agent.loop import AgentLoop
+    from agent.retrieval import CollectionRetriever
+
+    cfg = get_config("agentic")
+    retriever = _MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
+    results = []
+    for anchor_min, premise_min in itertools.product([0.5, 0.6, 0.75, 0.9, 1.0], [0.4, 0.45, 0.5, 0.55, 0.6]):
+        auditor.ANCHOR_MIN, auditor.PREMISE_CONTRADICT_MIN = anchor_min, premise_min
+        tally = Counter()
+        for q in questions:
+            out = AgentLoop(cfg, build_roles(cfg, "local"), retriever, concurrent=False).run(q["question"])
+            o = out.answer.outcome.value
+            tally[(q["expected_behavior"], o)] += 1
+        score = (sum(n for (e, o), n in tally.items() if e == "ANSWER" and o != "REFUSAL")
+                 + tally[("REFUSE_OUT_OF_SCOPE", "REFUSAL")] + tally[("DEBUNK_FALSE_PREMISE", "FALSE_PREMISE")])
+        results.append((score, anchor_min, premise_min, dict(tally)))
+        print(score, anchor_min, premise_min, sorted(tally.items()), file=sys.stderr, flush=True)
+    best = max(results, key=lambda r: r[0])
+    print(json.dumps({"best_score": best[0], "ANCHOR_MIN": best[1], "PREMISE_CONTRADICT_MIN": best[2],
+                      "tally": {f"{e}->{o}": n for (e, o), n in best[3].items()}}, indent=1))
 
 
 if __name__ == "__main__":

@@ -92,6 +92,15 @@ class LocalAuditor:
                 ))
             picked = [p for p in picked if p.verified]
             label = picked[0].label if picked else SupportLabel.UNSUPPORTED
+            if not picked and ranked:
+                # Kept as the closest evidence a refusal shows, labelled for what it is.
+                src_i, text = sentences[ranked[0].index]
+                start = find_quote(text, sources[src_i].text)
+                if start >= 0:
+                    picked = [SupportingSentence(
+                        chunk_id=sources[src_i].chunk_id, quote=text, label=SupportLabel.UNSUPPORTED,
+                        score=round(ranked[0].support, 4), verified=True, quote_start=start,
+                    )]
             audits.append(FactAudit(fact=fact, label=label, sentences=picked))
             if label != SupportLabel.SUPPORTED:
                 missing.append(fact)

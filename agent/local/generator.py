@@ -18,6 +18,7 @@ from agent.local.text import split_sentences
 from agent.types import AuditResult, Draft, DraftSentence, Outcome, Source, SupportLabel, Verdict
 
 BASELINE_SENTENCES = 3
+_USABLE = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
 
 
 class ExtractiveGenerator:
@@ -44,7 +45,7 @@ class ExtractiveGenerator:
         used: set[str] = set()
         for fact in audit.facts:
             for s in fact.sentences:
-                if s.quote in used or s.chunk_id not in marker or s.label == SupportLabel.CONTRADICTED:
+                if s.quote in used or s.chunk_id not in marker or s.label not in _USABLE:
                     continue
                 used.add(s.quote)
                 sentences.append(DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote))

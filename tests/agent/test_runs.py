@@ -194,4 +194,7 @@ def test_ask_answers_a_file_of_questions_one_json_line_each(indexed, tmp_path, c
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [d["question"] for d in lines] == ["Who won the 2022 FIFA World Cup?", "What do domestic cats hunt?"]
     assert lines[0]["outcome"] == "REFUSAL"
+    # A refusal says what was searched and shows the closest evidence, cited.
+    assert "Searched for" in lines[0]["answer"] and "closest evidence" in lines[0]["answer"]
+    assert lines[0]["citations"] and lines[0]["citations"][0]["verified"]
     assert lines[1]["outcome"] in ("ANSWER", "PARTIAL")
