@@ -192,6 +192,8 @@ def test_it_shows_a_refusal_card_and_the_history_on_a_phone(
 
 @pytest.mark.worker
 @pytest.mark.slow
+# Ingesting a paper and two full runs take ~80 s here, several times that on a loaded CI box.
+@pytest.mark.timeout(600)
 def test_it_answers_with_citations_and_refuses_out_of_scope_end_to_end(
     page, live_server, collection, alice, password, console_errors, celery_worker_process
 ):
