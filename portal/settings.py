@@ -8,6 +8,11 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+# One BLAS thread per process, set before anything imports numpy: web and worker processes
+# serve requests concurrently on few cores, and OpenBLAS's spinning threads made a 10k-row
+# dense search 100x slower on a busy 2-core machine (docs/benchmarks.md, "Retrieval").
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # ---------------------------------------------------------------------------
 # Typed readers: a value that cannot be parsed stops start-up with a clear message.
 # `env_secret` also reads NAME_FILE, the path of a file holding the value.
