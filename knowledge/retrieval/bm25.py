@@ -65,9 +65,11 @@ class BM25Index:
         avgdl = lengths.sum() / n_docs
         df = np.diff(tf.indptr).astype(np.float64)
         idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
-        if n_terms:
-            # Same order of operations as rank-bm25: the mean over every term, before flooring.
-            eps = epsilon * (idf.sum() / n_terms)
+        seen = df > 0
+        if seen.any():
+            # As rank-bm25: the mean idf over the terms that occur (a vocabulary may list
+            # unused terms), taken before flooring the negative ones to epsilon * mean.
+            eps = epsilon * (idf[seen].sum() / seen.sum())
             idf = np.where(idf < 0, eps, idf)
         row_of = np.repeat(np.arange(n_terms), np.diff(tf.indptr))
         f = tf.data

@@ -103,3 +103,14 @@ def test_top_k_breaks_ties_by_position_and_keeps_order():
     assert best_scores.tolist() == [3.0, 3.0, 2.0]
     assert top_k(positions, scores, 0)[0].tolist() == []
     assert top_k(positions, scores, 10)[0].tolist() == [3, 7, 5, 9, 1]
+
+
+def test_unused_vocabulary_terms_do_not_shift_the_idf_floor():
+    # The benchmark builds from term ids over a fixed vocabulary, most of it unused; the
+    # epsilon floor must still be the mean idf of the terms that occur, as in rank-bm25.
+    corpus = [["a", "b"], ["a", "c"], ["a", "b", "d"], ["a"]]
+    vocab = {t: i for i, t in enumerate("abcdefghij")}
+    ours = BM25Index.from_term_ids([np.array([vocab[t] for t in d]) for d in corpus], vocab)
+    reference = BM25Okapi(corpus)
+    for query in (["a"], ["a", "b"], ["d", "a"], ["j"]):
+        np.testing.assert_allclose(ours.scores(query), reference.get_scores(query), rtol=0, atol=1e-9)

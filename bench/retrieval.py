@@ -1,0 +1,174 @@
+"""Retrieval speed: BM25 vs rank-bm25, and BM25 / dense / hybrid latency at 10k-1M chunks.
+
+    .venv/bin/python bench/retrieval.py            # small: 10k (and rank-bm25 at 10k), CI-sized
+    .venv/bin/python bench/retrieval.py --full     # 10k, 100k, 1M; rank-bm25 at 10k and 100k
+
+Synthetic chunks: term ids drawn from a Zipf-like distribution (exponent 1.07) over a
+50,000-word vocabulary, lengths uniform in [40, 120] tokens; queries are 2-6 tokens taken
+from a random chunk, so they mix rare and common terms like real ones. Dense vectors are
+random 384-dim float32, L2-normalised (speed does not depend on what they mean). Query
+embedding is not included in the dense/hybrid latency; it is measured on its own with the
+local model. Results are printed as a markdown table for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+# As in portal/settings.py: one BLAS thread (set before numpy loads), like the web and
+# worker processes; --blas-threads overrides it to compare.
+if "--blas-threads" in sys.argv:
+    os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--blas-threads") + 1]
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from knowledge.retrieval.bm25 import BM25Index, top_k  # noqa: E402
+from knowledge.retrieval.dense import l2_normalize  # noqa: E402
+from knowledge.retrieval.engine import HybridSearcher  # noqa: E402
+from knowledge.retrieval.store import IndexData  # noqa: E402
+
+VOCAB = 50_000
+DIM = 384
+
+
+def corpus(n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    weights = 1.0 / np.arange(1, VOCAB + 1) ** 1.07
+    cdf = np.cumsum(weights / weights.sum())
+    lengths = rng.integers(40, 121, size=n)
+    flat = np.searchsorted(cdf, rng.random(int(lengths.sum()))).astype(np.int64)
+    flat = np.minimum(flat, VOCAB - 1)
+    return np.split(flat, np.cumsum(lengths)[:-1])
+
+
+def queries(docs: list[np.ndarray], count: int, rng: np.random.Generator) -> list[list[str]]:
+    out = []
+    for _ in range(count):
+        doc = docs[int(rng.integers(len(docs)))]
+        out.append([f"w{t}" for t in rng.choice(doc, size=int(rng.integers(2, 7)), replace=False)])
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) * 1000
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def vs_rank_bm25(n: int, n_queries: int, rng: np.random.Generator) -> dict:
+    from rank_bm25 import BM25Okapi
+
+    docs = corpus(n, rng)
+    vocab = {f"w{i}": i for i in range(VOCAB)}
+    t0 = time.perf_counter()
+    ours = BM25Index.from_term_ids(docs, vocab)
+    build_ours = time.perf_counter() - t0
+    token_lists = [[f"w{t}" for t in d] for d in docs]
+    t0 = time.perf_counter()
+    reference = BM25Okapi(token_lists)
+    build_ref = time.perf_counter() - t0
+    ours_t, ref_t, same = [], [], 0
+    qs = queries(docs, n_queries, rng)
+    for q in qs:
+        t0 = time.perf_counter()
+        positions, scores = ours.matching(q)
+        best, _ = top_k(positions, scores, 10)
+        ours_t.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ref_scores = reference.get_scores(q)
+        ref_best, _ = top_k(np.arange(n), ref_scores, 10)
+        ref_t.append(time.perf_counter() - t0)
+        # Summation order differs (one sparse product vs a loop over query terms), so scores
+        # that rank-bm25 computes as exactly tied can differ in the last bit here and swap
+        # places: a rank counts as identical if the chunk is the same or rank-bm25 scores
+        # both chunks equal within 1e-9.
+        same += len(best) == len(ref_best) and all(
+            a == b or abs(ref_scores[a] - ref_scores[b]) < 1e-9 for a, b in zip(best, ref_best, strict=True))
+    return {"n": n, "queries": len(qs), "ours_p50_ms": pct(ours_t, 50), "ref_p50_ms": pct(ref_t, 50),
+            "speedup": statistics.median(ref_t) / statistics.median(ours_t), "identical_top10": same,
+            "build_ours_s": build_ours, "build_ref_s": build_ref}
+
+
+def latency(n: int, n_queries: int, rng: np.random.Generator) -> dict:
+    docs = corpus(n, rng)
+    vocab = {f"w{i}": i for i in range(VOCAB)}
+    before = rss_mb()
+    t0 = time.perf_counter()
+    bm25 = BM25Index.from_term_ids(docs, vocab)
+    build_bm25 = time.perf_counter() - t0
+    vectors = l2_normalize(rng.standard_normal((n, DIM), dtype=np.float32))
+    data = IndexData(chunk_ids=np.arange(n), document_ids=np.zeros(n, dtype=np.int64),
+                     is_reference=np.zeros(n, dtype=bool), bm25=bm25, vectors=vectors,
+                     sent_vectors=np.zeros((0, DIM), dtype=np.float32), sent_offsets=np.zeros(n + 1, dtype=np.int64))
+    w = bm25.weights
+    bm25_mb = (w.data.nbytes + w.indices.nbytes + w.indptr.nbytes) / 2**20
+    searcher = HybridSearcher(data)
+    qs = [" ".join(q) for q in queries(docs, n_queries, rng)]
+    qvecs = l2_normalize(rng.standard_normal((len(qs), DIM), dtype=np.float32))
+    row = {"n": n, "build_bm25_s": build_bm25, "bm25_mb": bm25_mb, "dense_mb": vectors.nbytes / 2**20,
+           "peak_rss_mb": max(rss_mb(), before)}
+    for mode in ("bm25", "dense", "rrf"):
+        times = []
+        for q, v in zip(qs, qvecs, strict=True):
+            t0 = time.perf_counter()
+            searcher.search(q, query_vector=v, k=10, mode=mode)
+            times.append(time.perf_counter() - t0)
+        row[f"{mode}_p50_ms"], row[f"{mode}_p95_ms"] = pct(times, 50), pct(times, 95)
+    return row
+
+
+def query_embedding_ms(count: int = 20) -> float:
+    from knowledge.embeddings import get_embedder
+
+    embedder = get_embedder("local")
+    embedder.embed(["warm up"])
+    times = []
+    for i in range(count):
+        t0 = time.perf_counter()
+        embedder.embed([f"does retrieval augmented generation reduce hallucination {i}"])
+        times.append(time.perf_counter() - t0)
+    return pct(times, 50)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--full", action="store_true", help="10k, 100k and 1M chunks (several GB of RAM)")
+    parser.add_argument("--queries", type=int, default=None)
+    parser.add_argument("--blas-threads", default="1", help="OpenBLAS threads (default 1, as in the portal)")
+    args = parser.parse_args()
+    rng = np.random.default_rng(42)
+    sizes = [10_000, 100_000, 1_000_000] if args.full else [10_000]
+    ref_sizes = [10_000, 100_000] if args.full else [10_000]
+    nq = args.queries or (50 if args.full else 20)
+    print(f"# bench/retrieval.py {'--full' if args.full else ''} on {os.cpu_count()} CPUs, "
+          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, load average {os.getloadavg()[0]:.1f}")
+    print("\n| chunks | queries | ours p50 ms | rank-bm25 p50 ms | speed-up (median ratio) | identical top-10 | "
+          "build ours s | build rank-bm25 s |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for n in ref_sizes:
+        r = vs_rank_bm25(n, nq, rng)
+        print(f"| {n:,} | {r['queries']} | {r['ours_p50_ms']:.2f} | {r['ref_p50_ms']:.1f} | {r['speedup']:.0f}x | "
+              f"{r['identical_top10']}/{r['queries']} | {r['build_ours_s']:.1f} | {r['build_ref_s']:.1f} |", flush=True)
+    print("\n| chunks | BM25 p50 / p95 ms | dense p50 / p95 ms | hybrid (RRF) p50 / p95 ms | BM25 build s | "
+          "BM25 MB | dense MB | peak RSS MB |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for n in sizes:
+        r = latency(n, nq, rng)
+        print(f"| {n:,} | {r['bm25_p50_ms']:.1f} / {r['bm25_p95_ms']:.1f} | {r['dense_p50_ms']:.1f} / "
+              f"{r['dense_p95_ms']:.1f} | {r['rrf_p50_ms']:.1f} / {r['rrf_p95_ms']:.1f} | {r['build_bm25_s']:.1f} | "
+              f"{r['bm25_mb']:.0f} | {r['dense_mb']:.0f} | {r['peak_rss_mb']:.0f} |", flush=True)
+    print(f"\nquery embedding (local all-MiniLM-L6-v2 int8, one short query): p50 {query_embedding_ms():.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
