@@ -40,8 +40,12 @@ class Command(BaseCommand):
         parser.add_argument("--alpha", type=float, default=0.7, help="dense weight of min-max fusion")
         parser.add_argument("--beta", type=float, default=None, help="sentence weight of the sentence reranker")
         parser.add_argument("--llm", action="store_true", help="also evaluate the LLM reranker (costs calls)")
+        parser.add_argument("--no-rerank", action="store_true",
+                            help="skip the rerankers (and embedding the corpus's sentences)")
 
     def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
+        import numpy as np
+
         from knowledge.embedding_cache import default_embedder
         from knowledge.retrieval.beir import Config, build_index, cached_vectors, evaluate, load_beir
         from knowledge.retrieval.engine import HybridSearcher
@@ -65,7 +69,11 @@ class Command(BaseCommand):
             return embedder.embed(texts)
 
         docs = cached_vectors(cache / f"{key}-docs.npy", data.doc_texts, embed)
-        sents = cached_vectors(cache / f"{key}-sentences.npy", all_sentences, embed)
+        if opts["no_rerank"]:
+            sents = np.zeros((0, embedder.dim), dtype=np.float32)
+            data.doc_sentences = [[] for _ in data.doc_ids]
+        else:
+            sents = cached_vectors(cache / f"{key}-sentences.npy", all_sentences, embed)
         qvecs = cached_vectors(cache / f"{qkey}-queries.npy", [data.queries[q] for q in qids], embed)
         query_vectors = dict(zip(qids, qvecs, strict=True))
         ready = time.monotonic()
@@ -78,9 +86,10 @@ class Command(BaseCommand):
             Config("dense", "dense"),
             Config("rrf", "rrf"),
             Config("minmax", "minmax"),
-            Config("rrf+sentence", "rrf", SentenceReranker(beta=beta)),
-            Config("minmax+sentence", "minmax", SentenceReranker(beta=beta)),
         ]
+        if not opts["no_rerank"]:
+            configs += [Config("rrf+sentence", "rrf", SentenceReranker(beta=beta)),
+                        Config("minmax+sentence", "minmax", SentenceReranker(beta=beta))]
         if opts["llm"]:
             from knowledge.indexing import _llm_score_fn
             from knowledge.retrieval.rerank import LLMReranker
