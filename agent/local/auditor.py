@@ -22,7 +22,7 @@ import numpy as np
 
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.scoring import PARTIAL_MIN, SUPPORT_MIN, contradiction_cue, score_sentences
-from agent.local.text import anchor_terms, content_terms, coverage, split_sentences, term_set
+from agent.local.text import anchor_coverage, anchor_terms, content_terms, negation_count, split_sentences, term_set
 from agent.types import (
     AuditResult,
     FactAudit,
@@ -53,12 +53,18 @@ class LocalAuditor:
         return embed(texts)
 
     def audit(self, question: str, plan: Plan, sources: list[Source], *, can_retry: bool) -> AuditResult:
+        facts = _facts(question, plan)
+        # Only sentences sharing a term with a fact or the premise can reach PARTIAL_MIN
+        # (support is half term coverage), so only those are embedded: most of the cost.
+        wanted = set()
+        for text in [*facts, plan.premise]:
+            wanted.update(content_terms(text))
         sentences: list[tuple[int, str]] = []  # (source index, sentence)
         for i, source in enumerate(sources):
             for s in split_sentences(source.text):
-                if 20 <= len(s) <= _MAX_SENTENCE_CHARS:
+                # A question in a paper (an example query) states no fact.
+                if 20 <= len(s) <= _MAX_SENTENCE_CHARS and not s.rstrip().endswith("?") and wanted & term_set(s):
                     sentences.append((i, s))
-        facts = _facts(question, plan)
         texts = [s for _, s in sentences]
         vecs = self._vectors(facts + ([plan.premise] if plan.premise else []) + texts)
         fact_vecs = vecs[: len(facts)]
@@ -82,7 +88,7 @@ class LocalAuditor:
                     break
                 src_i, text = sentences[sc.index]
                 source = sources[src_i]
-                if anchors and coverage(anchors, doc_terms[_doc_key(source)]) < ANCHOR_MIN:
+                if anchors and anchor_coverage(anchors, doc_terms[_doc_key(source)]) < ANCHOR_MIN:
                     continue
                 label = SupportLabel.SUPPORTED if sc.support >= SUPPORT_MIN else SupportLabel.PARTIAL
                 start = find_quote(text, source.text)
@@ -120,9 +126,13 @@ class LocalAuditor:
                 continue
             src_i, text = sentences[sc.index]
             source = sources[src_i]
-            if anchors and coverage(anchors, term_set(f"{source.document_title} {source.text}")) < 0.5:
+            if anchors and anchor_coverage(anchors, term_set(f"{source.document_title} {source.text}")) < 0.5:
                 continue
             cue = contradiction_cue(premise, text)
+            # A false premise asserts; the paper denies. A negated premise against a plain
+            # sentence is too weak a signal (the premise may itself be a true caution).
+            if cue == "negation" and negation_count(premise) > 0:
+                continue
             if cue and (best is None or sc.support > best[0]):
                 best = (sc.support, source, text, cue)
         if best is None:

@@ -135,6 +135,19 @@ def coverage(terms: list[str], bag: set[str]) -> float:
     return sum(1 for t in terms if t in bag) / len(terms)
 
 
+def anchor_coverage(anchors: list[str], bag: set[str]) -> float:
+    """Like coverage, but an identifier also counts as present when its head is
+    ("bm25-based" is mentioned by a passage that says "BM25")."""
+    if not anchors:
+        return 0.0
+    found = 0
+    for a in anchors:
+        parts = [p for p in a.split("-") if len(p) > 2 and p not in STOPWORDS]
+        if a in bag or (parts and (parts[0] in bag or stem(parts[0]) in bag)):
+            found += 1
+    return found / len(anchors)
+
+
 def negation_count(text: str) -> int:
     ws = words(text)
     n = sum(1 for w in ws if w in NEGATIONS or w.endswith("n't"))
