@@ -27,14 +27,14 @@ if "--blas-threads" in sys.argv:
     os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--blas-threads") + 1]
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from knowledge.retrieval.bm25 import BM25Index, top_k  # noqa: E402
-from knowledge.retrieval.dense import l2_normalize  # noqa: E402
-from knowledge.retrieval.engine import HybridSearcher  # noqa: E402
-from knowledge.retrieval.store import IndexData  # noqa: E402
+from knowledge.retrieval.bm25 import BM25Index, top_k
+from knowledge.retrieval.dense import l2_normalize
+from knowledge.retrieval.engine import HybridSearcher
+from knowledge.retrieval.store import IndexData
 
 VOCAB = 50_000
 DIM = 384

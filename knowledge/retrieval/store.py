@@ -17,7 +17,6 @@ sees either nothing or a complete version, never a half-written one.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -71,14 +70,14 @@ def write_index(data: IndexData, target: Path) -> Path:
         manifest = {
             **data.meta,
             "format": FORMAT,
-            "chunks": int(len(arrays["chunk_ids"])),
+            "chunks": len(arrays["chunk_ids"]),
             "terms": int(w.shape[0]),
             "dim": int(arrays["vectors"].shape[1]) if arrays["vectors"].ndim == 2 else 0,
-            "sentences": int(len(arrays["sent_vectors"])),
+            "sentences": len(arrays["sent_vectors"]),
         }
         # The manifest goes last: its presence marks a complete folder.
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-        os.replace(tmp, target)
+        tmp.replace(target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

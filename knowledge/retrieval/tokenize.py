@@ -20,11 +20,11 @@ from functools import lru_cache
 _TOKEN_RE = re.compile(r"[^\W_]+(?:[-.=/_:][^\W_]+)*")
 _PART_RE = re.compile(r"[^\W_]+")
 
-# English stopwords: the NLTK list minus the negations that can flip a claim ("not", "no",
-# "nor" stay out of it too: BM25 gains nothing from them, but a reader might expect them
-# to count, so this is a conscious choice written down in docs/retrieval.md).
-STOPWORDS: frozenset[str] = frozenset(
-    """
+# English stopwords: the NLTK list plus a few modal verbs; contractions are split at the
+# apostrophe by the token pattern, so their halves ("don", "t") are listed too. The negations ("not", "no",
+# "nor") are in it too: they never help BM25 find a passage, and whether a passage supports
+# or contradicts a claim is the auditor's job (docs/retrieval.md).
+_STOPWORD_TEXT = """
     a about above after again against all am an and any are aren't as at be because been before
     being below between both but by can could couldn't did didn't do does doesn't doing don't down
     during each few for from further had hadn't has hasn't have haven't having he her here hers
@@ -34,8 +34,9 @@ STOPWORDS: frozenset[str] = frozenset(
     there's these they this those through to too under until up very was wasn't we were weren't
     what when where which while who whom why will with won't would wouldn't you your yours
     yourself yourselves s t d ll m o re ve y also may might must shall us
-    """.split()
-)
+    aren couldn didn doesn don hadn hasn haven isn let shouldn wasn weren won wouldn
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
 
 @lru_cache(maxsize=1)
