@@ -80,6 +80,17 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+def is_prose(sentence: str) -> bool:
+    """False for table rows and figure residue ("GPT-2 345M (M) 10.0 15.0 No Retrieval"):
+    most tokens of a sentence are words, few are numbers."""
+    tokens = sentence.split()
+    if len(tokens) < 5:
+        return False
+    wordy = sum(1 for t in tokens if sum(c.isalpha() for c in t) >= 3 and t[0].islower())
+    numeric = sum(1 for t in tokens if any(c.isdigit() for c in t))
+    return wordy >= 0.4 * len(tokens) and numeric <= 0.34 * len(tokens)
+
+
 def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
