@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+import re
+
+from tests.conftest import ROOT
+
+
+def test_env_example_lists_every_variable_the_settings_read():
+    settings_text = (ROOT / "portal" / "settings.py").read_text()
+    used = set(re.findall(r'"(PORTAL_[A-Z0-9_]+)"', settings_text))
+    listed = set(re.findall(r"^(PORTAL_[A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.MULTILINE))
+    assert used - listed == set(), "add these to .env.example"
