@@ -200,6 +200,7 @@ def benchmark_report(request: HttpRequest, slug: str, set_id: int, label: str) -
 @login_required
 def benchmark_compare(request: HttpRequest, slug: str, set_id: int) -> HttpResponse:
     """Configurations of several benchmark runs side by side (labels chosen on the set page)."""
+    _set_for(request, slug, set_id)  # outsiders get 404 before anything else is said
     labels = [x for x in request.GET.getlist("label") if x]
     if not labels:
         messages.error(request, "Choose the benchmark runs to compare.")
