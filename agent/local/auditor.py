@@ -72,10 +72,12 @@ class LocalAuditor:
             wanted.update(content_terms(text))
         sentences: list[tuple[int, str]] = []  # (source index, sentence)
         for i, source in enumerate(sources):
+            # A sentence of the Doc2query paper speaks of Doc2query even when it says "we".
+            title_terms = term_set(source.document_title)
             for s in split_sentences(source.text):
                 # A question in a paper (an example query) states no fact.
                 if (20 <= len(s) <= _MAX_SENTENCE_CHARS and not s.rstrip().endswith("?") and is_prose(s)
-                        and wanted & term_set(s)):
+                        and wanted & (term_set(s) | title_terms)):
                     sentences.append((i, s))
         texts = [s for _, s in sentences]
         vecs = self._vectors(facts + ([plan.premise] if plan.premise else []) + texts)

@@ -189,10 +189,11 @@ def test_ask_prints_the_run_as_json(indexed, capsys):
 
 def test_ask_answers_a_file_of_questions_one_json_line_each(indexed, tmp_path, capsys):
     path = tmp_path / "q.json"
-    path.write_text(json.dumps(["Who won the 2022 FIFA World Cup?", {"question": "What do domestic cats hunt?"}]))
+    oos = "What nDCG@10 does Doc2query reach on the BEIR benchmark?"  # a near miss: no BEIR here
+    path.write_text(json.dumps([oos, {"question": "What do domestic cats hunt?"}]))
     call_command("ask", "--collection", indexed.slug, "--questions", str(path))
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [d["question"] for d in lines] == ["Who won the 2022 FIFA World Cup?", "What do domestic cats hunt?"]
+    assert [d["question"] for d in lines] == [oos, "What do domestic cats hunt?"]
     assert lines[0]["outcome"] == "REFUSAL"
     # A refusal says what was searched and shows the closest evidence, cited.
     assert "Searched for" in lines[0]["answer"] and "closest evidence" in lines[0]["answer"]
