@@ -160,7 +160,7 @@ def _display_row(m: bm.Metrics) -> dict:
         accuracy = {"text": f"{_pct(m.accuracy)} ({m.graded_runs} graded)"}
     cells = [{"text": str(m.runs)}, accuracy]
     cells += [{"text": _pct(v)} for v in (
-        m.proxy_accuracy, m.answered, m.partial, m.refused, m.debunked, m.hallucination,
+        m.proxy_accuracy, m.answered, m.partial, m.refused, m.debunked, m.failed, m.hallucination,
         m.false_premise_debunked, m.wrongful_refusal, m.citation_precision, m.citation_coverage, m.evidence_recall,
     )]
     cells += [{"text": _ms(m.latency_p50_ms)}, {"text": _ms(m.latency_p95_ms)}, {"text": str(m.llm_calls)},

@@ -317,7 +317,7 @@ def test_it_prints_the_report_of_an_earlier_run_with_charts(collection, bset, tm
     lines = out.getvalue().splitlines()
     agentic = next(line for line in lines if line.startswith("| agentic |"))
     # 2 runs, ungraded; Q1 answered with its span cited (proxy 1), Q2 refused (proxy 1)
-    assert agentic.startswith("| agentic | 2 | pending (2) | 100% | 50% |")
+    assert agentic.startswith("| agentic | 2 | pending (2) | 100% | 50% | 0% | 50% | 0% | 0% |")
     assert (tmp_path / "rates.svg").exists() and (tmp_path / "latency.svg").exists()
     with pytest.raises(CommandError, match="no benchmark run labelled"):
         call_command("benchmark", set_name="dev", report="nope")

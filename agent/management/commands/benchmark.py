@@ -35,14 +35,14 @@ def _pct(value: float | None) -> str:
 def report_table(report) -> str:
     """The overall rows as a Markdown table (pasted as is into docs/benchmarks.md)."""
     head = ("configuration", "runs", "accuracy (human)", "proxy accuracy (auto)", "answered", "partial", "refused",
-            "debunked", "hallucination", "FP debunked", "wrongful refusal", "cit. precision", "cit. coverage",
+            "debunked", "failed", "hallucination", "FP debunked", "wrongful refusal", "cit. precision", "cit. coverage",
             "evidence recall", "p50 ms", "p95 ms", "LLM calls", "tokens", "cost $")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in report.configs:
         m = report.overall[c]
         accuracy = f"pending ({m.pending_runs})" if m.accuracy is None else f"{_pct(m.accuracy)} ({m.graded_runs})"
         cells = [c, str(m.runs), accuracy, _pct(m.proxy_accuracy), _pct(m.answered), _pct(m.partial), _pct(m.refused),
-                 _pct(m.debunked), _pct(m.hallucination), _pct(m.false_premise_debunked), _pct(m.wrongful_refusal),
+                 _pct(m.debunked), _pct(m.failed), _pct(m.hallucination), _pct(m.false_premise_debunked), _pct(m.wrongful_refusal),
                  _pct(m.citation_precision), _pct(m.citation_coverage), _pct(m.evidence_recall),
                  "n/a" if m.latency_p50_ms is None else f"{m.latency_p50_ms:.0f}",
                  "n/a" if m.latency_p95_ms is None else f"{m.latency_p95_ms:.0f}",
