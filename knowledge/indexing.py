@@ -119,6 +119,9 @@ def index_rebuild(*, collection: Collection) -> int:
         current = Collection.objects.filter(pk=collection.pk).values_list("index_version", flat=True).get()
         new = current + 1
         data.meta["version"] = new
+        # A folder with this number can only be left over from a database that was reset
+        # (no reader can know the number yet): replace it.
+        shutil.rmtree(root / str(new), ignore_errors=True)
         write_index(data, root / str(new))
         Collection.objects.filter(pk=collection.pk).update(index_version=F("index_version") + 1)
         collection.index_version = new

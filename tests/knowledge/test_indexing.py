@@ -192,3 +192,13 @@ def test_a_process_holding_an_old_version_reloads_after_a_rebuild_elsewhere(coll
     finally:
         reader.stdin.close()
         reader.wait(timeout=30)
+
+
+def test_it_replaces_a_leftover_folder_with_the_next_version_number(collection):
+    docs = _docs(collection)
+    leftover = collection_index_dir(collection.pk) / "1"
+    leftover.mkdir(parents=True)
+    (leftover / "manifest.json").write_text("{}")  # from a database that was reset
+    assert index_rebuild(collection=collection) == 1
+    hits = index_search(collection=collection, query="cats", k=1, mode="bm25")
+    assert hits[0].chunk_id == docs["cats"].chunks.get().pk
