@@ -122,8 +122,16 @@ def main() -> None:
         return
     configs = [c for c in args.configs.split(",") if c] or (ALL_CONFIGS if args.size == "full" else
                                                             ["hybrid", "agentic_no_retry", "agentic"])
+    from agent.local import embed as local_embed
+
+    # Warm up models and the index once, so the first configuration does not pay for loading.
+    warm = run_create(collection=collection, user=user, question="warm up", config_name="agentic", enqueue=False)
+    run_execute(run_id=warm.pk)
     rows = []
     for config in configs:
+        # Each configuration starts with a cold sentence-vector cache: no one profits from
+        # the sentences an earlier configuration embedded.
+        local_embed._CACHE.clear()
         outcomes: dict[str, Counter] = defaultdict(Counter)
         lat, cit_total, cit_good, recalls, calls = [], 0, 0, [], []
         for q in questions:
