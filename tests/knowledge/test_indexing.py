@@ -202,3 +202,28 @@ def test_it_replaces_a_leftover_folder_with_the_next_version_number(collection):
     assert index_rebuild(collection=collection) == 1
     hits = index_search(collection=collection, query="cats", k=1, mode="bm25")
     assert hits[0].chunk_id == docs["cats"].chunks.get().pk
+
+
+def test_llm_rerank_grades_candidates_through_the_openai_backend(collection, settings):
+    from tests.fake_openai import FakeOpenAI
+
+    docs = _docs(collection)
+    index_rebuild(collection=collection)
+    with FakeOpenAI() as server:
+        settings.OPENAI_BASE_URL = server.base_url
+        settings.OPENAI_API_KEY = "sk-test"
+        settings.LLM_MAX_RETRIES = 0
+
+        def grade(body):
+            # The user message numbers the passages; the one about cats gets 10, others 0.
+            prompt = body["messages"][-1]["content"]
+            passages = prompt.split("Passages:\n", 1)[1].split("\n\n")
+            return {"scores": [10 if "cats" in p.casefold() else 0 for p in passages]}
+
+        server.responder = grade
+        hits = index_search(collection=collection, query="term frequency and document length", k=3,
+                            rerank="llm")
+    assert hits[0].chunk_id == docs["cats"].chunks.get().pk
+    assert hits[0].ranks["llm"] == 1 and hits[0].scores["llm"] == 10.0
+    assert "bm25" in hits[0].ranks or "dense" in hits[0].ranks
+    assert len(server.chat_requests) == 1  # one call grades the whole pool
