@@ -56,7 +56,11 @@ def test_env_secret_reads_the_file_variant(monkeypatch, tmp_path):
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("PORTAL_")}
+    # A clean environment: no PORTAL_* from the test run, and not the async-safety switch
+    # the browser tests need inside pytest (a deployment must never set it).
+    base = {
+        k: v for k, v in os.environ.items() if not k.startswith("PORTAL_") and k != "DJANGO_ALLOW_ASYNC_UNSAFE"
+    }
     base.update(env)
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=base, capture_output=True, text=True, timeout=120
