@@ -28,6 +28,7 @@ from agent.local.text import (
     content_terms,
     is_prose,
     negation_count,
+    offers_answer_type,
     split_sentences,
     term_set,
 )
@@ -103,6 +104,8 @@ class LocalAuditor:
                 src_i, text = sentences[sc.index]
                 source = sources[src_i]
                 if anchors and anchor_coverage(anchors, doc_terms[_doc_key(source)]) < ANCHOR_MIN:
+                    continue
+                if not offers_answer_type(fact, text):
                     continue
                 label = SupportLabel.SUPPORTED if sc.support >= SUPPORT_MIN else SupportLabel.PARTIAL
                 start = find_quote(text, source.text)

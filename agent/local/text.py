@@ -206,3 +206,46 @@ def number_clash(claim: str, evidence: str) -> bool:
         return False
     kinds = {"%" in n for n in cn}
     return any(("%" in n) in kinds and ("%" in n or "." in n) for n in en)
+
+
+# What a wh-question asks for, from its first words. Only the types a sentence can be
+# checked for without a parser: a "who" answer names someone, a "when" answer gives a
+# time, a "how many" answer gives a number.
+_ASKS = (
+    (re.compile(r"^\s*who\s+(\w+)", re.IGNORECASE), "entity"),
+    # "When was/did ..." asks for a time; "When a model is used as ..., how ..." does not.
+    (re.compile(r"^\s*(?:when\s+(?:was|were|did|is|are|does|do|will|has|have)|in (?:what|which) year|what year)\b",
+                re.IGNORECASE), "time"),
+    (re.compile(r"^\s*how (?:many|much)\b", re.IGNORECASE), "number"),
+)
+_YEAR_OR_MONTH = re.compile(
+    r"\b(?:1[5-9]\d\d|20\d\d|January|February|March|April|May|June|July|August|September|October|"
+    r"November|December)\b"
+)
+
+
+def offers_answer_type(question: str, sentence: str) -> bool:
+    """Whether the sentence holds the kind of answer the question asks for.
+
+    A sentence that shares every term of "Who won the 2022 World Cup?" but names no one
+    who won does not answer it. For "who", the question's verb must be in the sentence
+    (by stem) and the sentence must name something the question does not (a capitalised
+    word or acronym, other than a capitalised stopword opening the sentence); "when" needs a year or month the question
+    lacks; "how many/much" a number the question lacks. Other questions pass.
+    """
+    for pattern, kind in _ASKS:
+        match = pattern.match(question)
+        if not match:
+            continue
+        asked = term_set(question)
+        if kind == "entity":
+            verb = stem(match.group(1))
+            tokens = _WORD.findall(sentence)
+            names = {
+                stem(w) for i, w in enumerate(tokens) if w[:1].isupper() and (i > 0 or w.lower() not in STOPWORDS)
+            } - asked
+            return verb in term_set(sentence) and bool(names)
+        if kind == "time":
+            return bool({m.lower() for m in _YEAR_OR_MONTH.findall(sentence)} - {w.lower() for w in words(question)})
+        return bool(numbers(sentence) - numbers(question))
+    return True
