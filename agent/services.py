@@ -111,10 +111,23 @@ def run_claim(run_id: int) -> Run | None:
     return Run.objects.select_related("collection").get(pk=run_id)
 
 
-def run_fail(*, run_id: int, error: str) -> None:
-    """End a run that is not final as FAILED with a reason (never touches a final run)."""
+def run_fail(*, run_id: int, error: str, usage=None) -> None:  # noqa: ANN001
+    """End a run that is not final as FAILED with a reason (never touches a final run).
+
+    The LLM calls, tokens and cost spent before the failure are kept: the steps that
+    finished, plus `usage` of the call that failed (LLMError.usage), since they were billed.
+    """
+    from django.db.models import Sum
+
+    spent = RunStep.objects.filter(run_id=run_id).aggregate(
+        calls=Sum("llm_calls"), prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost_usd")
+    )
     Run.objects.filter(pk=run_id).exclude(status__in=Run.FINAL).update(
         status=Run.Status.FAILED, error=error[:2000], finished_at=timezone.now(), stage="",
+        llm_calls=(spent["calls"] or 0) + (usage.calls if usage else 0),
+        prompt_tokens=(spent["prompt"] or 0) + (usage.prompt_tokens if usage else 0),
+        completion_tokens=(spent["completion"] or 0) + (usage.completion_tokens if usage else 0),
+        cost_usd=(spent["cost"] or Decimal(0)) + Decimal(str(round(usage.cost_usd, 6) if usage else 0)),
     )
 
 

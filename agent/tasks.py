@@ -20,6 +20,7 @@ def answer_run(run_id: int) -> None:
     from celery.exceptions import SoftTimeLimitExceeded
 
     from agent import services
+    from agent.llm import LLMError
 
     try:
         services.run_execute(run_id=run_id)
@@ -27,6 +28,9 @@ def answer_run(run_id: int) -> None:
         services.run_fail(run_id=run_id, error=(
             f"Answering took longer than {settings.ANSWER_SOFT_TIME_LIMIT} s and was stopped. "
             "Try a narrower question or ask an operator to raise PORTAL_ANSWER_SOFT_TIME_LIMIT."))
+    except LLMError as exc:
+        logger.warning("run %s: LLM failed (%s): %s", run_id, exc.kind, exc)
+        services.run_fail(run_id=run_id, error=f"The language model gave no usable answer: {exc}", usage=exc.usage)
     except Exception as exc:  # noqa: BLE001 - the run must end final whatever broke
         logger.exception("run %s failed", run_id)
         services.run_fail(run_id=run_id, error=f"The answer could not be produced: {type(exc).__name__}: {exc}")

@@ -89,6 +89,7 @@ def test_a_failing_llm_ends_the_run_failed_with_the_reason(openai_settings, fake
 
     run.refresh_from_db()
     assert run.status == Run.Status.FAILED
+    assert run.error.startswith("The language model gave no usable answer")
     assert reason in run.error
     # Bounded by the call budget (3 s), never a hang.
     assert elapsed < 5.0
