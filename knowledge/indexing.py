@@ -203,27 +203,15 @@ def _query_vector(model_id: str, query: str) -> np.ndarray:
 
 
 def _llm_score_fn():  # type: ignore[no-untyped-def]
-    from pydantic import BaseModel, Field
-
+    """0-10 grades from one LLM call (agent.llm_roles.llm_rerank), whose prompt keeps the
+    passages delimited as untrusted data, so a passage cannot instruct the grader."""
     from agent.llm import LLMClient
-
-    class Grades(BaseModel):
-        scores: list[int] = Field(description="one 0-10 relevance grade per passage, in order")
+    from agent.llm_roles import llm_rerank
 
     client = LLMClient.from_settings()
 
     def score(query: str, passages: list[str]) -> list[float]:
-        numbered = "\n\n".join(f"[{i}] {p[:1500]}" for i, p in enumerate(passages))
-        messages = [
-            {"role": "system", "content": (
-                "Grade how well each passage answers or gives evidence for the query, from 0 "
-                "(unrelated) to 10 (directly answers it). Reply with one grade per passage, in order.")},
-            {"role": "user", "content": f"Query: {query}\n\nPassages:\n{numbered}"},
-        ]
-        grades, _usage = client.structured(messages, Grades)
-        if len(grades.scores) != len(passages):
-            raise ValueError(f"the LLM graded {len(grades.scores)} of {len(passages)} passages")
-        return [float(g) for g in grades.scores]
+        return [10.0 * s for s in llm_rerank(query, passages, client)]
 
     return score
 

@@ -215,10 +215,13 @@ def test_llm_rerank_grades_candidates_through_the_openai_backend(collection, set
         settings.LLM_MAX_RETRIES = 0
 
         def grade(body):
-            # The user message numbers the passages; the one about cats gets 10, others 0.
+            # Passages arrive as <document id="n"> elements (as data); the one about cats gets 10.
+            import re
+
             prompt = body["messages"][-1]["content"]
-            passages = prompt.split("Passages:\n", 1)[1].split("\n\n")
-            return {"scores": [10 if "cats" in p.casefold() else 0 for p in passages]}
+            passages = re.findall(r'<document id="(\d+)">\n(.*?)\n</document>', prompt, re.DOTALL)
+            return {"scores": [{"id": int(n), "score": 10 if "cats" in text.casefold() else 0}
+                               for n, text in passages]}
 
         server.responder = grade
         hits = index_search(collection=collection, query="term frequency and document length", k=3,
