@@ -198,3 +198,29 @@ def celery_worker_process(settings, tmp_path):
 
             app.conf.broker_transport_options = original_transport_options
             _reset_celery_connections(app)
+
+
+def upload_paper(collection, user, name: str):
+    """Upload a paper of ../shared/data/papers (or skip) through the real service."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from knowledge import services
+
+    path = paper(name)
+    document, _ = services.document_upload(
+        collection=collection, user=user,
+        uploaded_file=SimpleUploadedFile(path.name, path.read_bytes(), content_type="application/pdf"),
+    )
+    return document
+
+
+@pytest.fixture
+def ready_collection(collection, alice):
+    """`collection` holding the small doc2query paper, ingested in-process (no worker)."""
+    from knowledge.ingest import job_run
+    from knowledge.models import Document, IngestJob
+
+    document = upload_paper(collection, alice, "1904.08375v2_doc2query")
+    job_run(job_id=IngestJob.objects.filter(document=document).latest("pk").pk)
+    assert Document.objects.get(pk=document.pk).status == Document.Status.READY
+    return collection

@@ -11,11 +11,8 @@ import os
 import time
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from agent.models import Run
-from knowledge.models import Document, IngestJob
-from tests.conftest import paper
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("PORTAL_REDIS_URL"),
@@ -31,20 +28,6 @@ def short_limits(monkeypatch, settings):
     monkeypatch.setenv("PORTAL_ANSWER_TIME_LIMIT", "10")
     monkeypatch.setenv("PORTAL_VISIBILITY_TIMEOUT", "12")
 
-
-@pytest.fixture
-def ready_collection(collection, alice):
-    from knowledge import services
-    from knowledge.ingest import job_run
-
-    path = paper("1904.08375v2_doc2query")
-    document, _ = services.document_upload(
-        collection=collection, user=alice,
-        uploaded_file=SimpleUploadedFile(path.name, path.read_bytes(), content_type="application/pdf"),
-    )
-    job_run(job_id=IngestJob.objects.get(document=document).pk)
-    assert Document.objects.get(pk=document.pk).status == Document.Status.READY
-    return collection
 
 
 @pytest.mark.django_db(transaction=True)

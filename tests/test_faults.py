@@ -16,13 +16,12 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from agent.models import Run
 from agent.sweeper import sweep
 from knowledge.models import Chunk, Document, EmbeddingCache, ExtractedText, IngestJob
-from tests.conftest import paper, skip_or_fail
+from tests.conftest import skip_or_fail, upload_paper
 
 
 def _report(name: str, **figures) -> None:
@@ -35,17 +34,6 @@ def _report(name: str, **figures) -> None:
 # CI runs 5 trials of each; bench/faults.py runs 20 and collects the figures.
 TRIALS = int(os.environ.get("GROUNDED_FAULT_TRIALS", "5"))
 SMALL_PAPER = "1904.08375v2_doc2query"  # 7 pages: a trial costs seconds, not minutes
-
-
-def _upload(collection, user, path):
-    from knowledge import services
-
-    document, created = services.document_upload(
-        collection=collection, user=user,
-        uploaded_file=SimpleUploadedFile(path.name, path.read_bytes(), content_type="application/pdf"),
-    )
-    assert created
-    return document
 
 
 def _after_hard_limit(seconds: int) -> timezone.datetime:
@@ -62,7 +50,6 @@ def test_ingestion_survives_kill_9_of_its_worker(celery_worker_process, collecti
     from knowledge import services
     from knowledge.indexing import index_search
 
-    path = paper(SMALL_PAPER)
     reference_chunks = None
     killed_mid_way = 0
     recoveries: list[float] = []
@@ -71,7 +58,7 @@ def test_ingestion_survives_kill_9_of_its_worker(celery_worker_process, collecti
         # Every trial parses and embeds from scratch, so the worker is caught mid-way.
         EmbeddingCache.objects.all().delete()
         ExtractedText.objects.all().delete()
-        document = _upload(collection, alice, path)
+        document = upload_paper(collection, alice, SMALL_PAPER)
         job = IngestJob.objects.filter(document=document).latest("created_at")
 
         state = celery_worker_process(
@@ -114,17 +101,6 @@ def test_ingestion_survives_kill_9_of_its_worker(celery_worker_process, collecti
             trial_seconds_median=sorted(recoveries)[len(recoveries) // 2])
     assert killed_mid_way >= TRIALS - 2, f"only {killed_mid_way} of {TRIALS} kills landed mid-ingestion"
 
-
-@pytest.fixture
-def ready_collection(collection, alice):
-    """The small paper ingested in-process (no worker), ready to answer questions."""
-    from knowledge.ingest import job_run
-
-    document = _upload(collection, alice, paper(SMALL_PAPER))
-    job_run(job_id=IngestJob.objects.get(document=document).pk)
-    document.refresh_from_db()
-    assert document.status == Document.Status.READY
-    return collection
 
 
 @pytest.mark.django_db(transaction=True)

@@ -15,13 +15,11 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from agent.models import Run
 from agent.sweeper import sweep
-from knowledge.models import Document, IngestJob
-from tests.conftest import paper, skip_or_fail
+from tests.conftest import skip_or_fail
 from tests.test_faults import _report
 
 SUBMISSIONS = 12
@@ -78,20 +76,6 @@ def private_redis(tmp_path, monkeypatch, settings):
     app.conf.broker_url, app.conf.broker_transport_options = original
     _reset_celery_connections(app)
 
-
-@pytest.fixture
-def ready_collection(collection, alice):
-    from knowledge import services
-    from knowledge.ingest import job_run
-
-    path = paper("1904.08375v2_doc2query")
-    document, _ = services.document_upload(
-        collection=collection, user=alice,
-        uploaded_file=SimpleUploadedFile(path.name, path.read_bytes(), content_type="application/pdf"),
-    )
-    job_run(job_id=IngestJob.objects.get(document=document).pk)
-    assert Document.objects.get(pk=document.pk).status == Document.Status.READY
-    return collection
 
 
 @pytest.mark.django_db(transaction=True)
