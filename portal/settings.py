@@ -167,6 +167,8 @@ try:
 except ValueError as exc:
     raise ImproperlyConfigured(f"PORTAL_DATABASE_URL={DATABASE_URL!r} is not a database URL: {exc}") from None
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A fresh checkout has no var/ yet; SQLite creates the file but not its folder.
+    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # Web and worker share the file: wait for the other writer instead of failing at once.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
