@@ -1,6 +1,6 @@
 """Decide a file's type from its content, never its name (pure, no Django).
 
-Accepted: PDF (`%PDF-` near the start), HTML, Markdown and plain text (valid UTF-8 without
+Accepted: PDF (a `%PDF-1.x` header line within the first kilobyte), HTML, Markdown and plain text (valid UTF-8 without
 NUL bytes). The name only tells Markdown from plain text, which are both text anyway.
 """
 
@@ -15,6 +15,9 @@ MARKDOWN = "text/markdown"
 TEXT = "text/plain"
 SUPPORTED = (PDF, HTML, MARKDOWN, TEXT)
 
+# The header starts a line and names a version; text that merely mentions "%PDF-" (this
+# project's own docs do) is not a PDF.
+_PDF_HEADER = re.compile(rb"(?:\A|[\r\n])%PDF-[12]\.\d")
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]", re.IGNORECASE | re.DOTALL)
 _MARKDOWN_NAMES = (".md", ".markdown", ".mdown")
 
@@ -32,7 +35,7 @@ def sniff(head: bytes, *, name: str = "", whole: bytes | None = None) -> Sniffed
     check that it really is UTF-8 (a binary file that happens to start with ASCII is not text).
     """
     # The PDF spec allows junk before the header; readers accept it within the first 1 KB.
-    if b"%PDF-" in head[:1024]:
+    if _PDF_HEADER.search(head[:1024]):
         return Sniffed(PDF)
     sample = whole if whole is not None else head
     if not sample.strip():
