@@ -178,7 +178,8 @@ def _all_papers(user) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", choices=("small", "full"), default="full")
+    parser.add_argument("--size", choices=("small", "full", "hundred"), default="full",
+                        help="hundred: only the 100-page PDF case of the full size")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if not PAPERS.exists():
@@ -195,6 +196,8 @@ def main() -> None:
         results: dict = {"size": args.size, "cpus": os.cpu_count()}
         if args.size == "small":
             results["small"] = run_case(PAPERS / "1904.08375v2_doc2query.pdf", user)
+        elif args.size == "hundred":
+            results["hundred_pages"] = run_case(_hundred_pages(tmp), user, reps=1)
         else:
             largest = max(PAPERS.glob("*.pdf"), key=lambda p: len(__import__("pypdf").PdfReader(p).pages))
             results["largest"] = run_case(largest, user)
