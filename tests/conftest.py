@@ -88,11 +88,18 @@ def skip_or_fail(reason: str) -> None:
 
 
 def _reset_celery_connections(app) -> None:
-    """Drop pooled broker connections so the next publish uses the current transport options."""
+    """Drop pooled broker connections so the next publish uses the current transport options.
+
+    kombu also keeps process-wide connection and producer pools keyed by connection;
+    `pools.reset()` closes and forgets them, so none is reused closed.
+    """
+    from kombu import pools
+
     if app._pool is not None:
         app._pool.force_close_all()
         app._pool = None
     app.amqp._producer_pool = None
+    pools.reset()
 
 
 @pytest.fixture
