@@ -102,6 +102,9 @@ class RunStep(models.Model):
         ordering = ["run_id", "ordinal"]
         constraints = [models.UniqueConstraint(fields=["run", "ordinal"], name="unique_run_step")]
 
+    def __str__(self) -> str:
+        return f"{self.run_id}#{self.ordinal} {self.kind}"
+
 
 class Citation(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="citations")
@@ -118,6 +121,9 @@ class Citation(models.Model):
     class Meta:
         ordering = ["run_id", "marker"]
         constraints = [models.UniqueConstraint(fields=["run", "marker"], name="unique_citation_marker")]
+
+    def __str__(self) -> str:
+        return f"[{self.marker}] {self.document_title}, p. {self.page}"
 
 
 class BenchmarkSet(models.Model):
@@ -165,6 +171,9 @@ class BenchmarkQuestion(models.Model):
             models.UniqueConstraint(fields=["benchmark_set", "question_id"], name="unique_benchmark_question")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.question_id}: {self.question[:60]}"
+
 
 class BenchmarkRun(models.Model):
     """One configuration over one set (and split), made of ordinary Runs."""
@@ -184,6 +193,9 @@ class BenchmarkRun(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark_set_id}/{self.label or self.pk} {self.config_name}"
 
 
 class Review(models.Model):
@@ -205,3 +217,6 @@ class Review(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [models.UniqueConstraint(fields=["run", "reviewer"], name="unique_review_per_reviewer")]
+
+    def __str__(self) -> str:
+        return f"Review of run {self.run_id}: {self.grade}"

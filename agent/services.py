@@ -51,8 +51,8 @@ def _enqueue(run_id: int) -> None:
     send_task_on_commit(answer_run, run_id)
 
 
-def run_create(*, collection: Collection, user, question: str, config_name: str | None = None,  # noqa: ANN001
-               benchmark_run=None, benchmark_question=None, enqueue: bool = True) -> Run:  # noqa: ANN001
+def run_create(*, collection: Collection, user, question: str, config_name: str | None = None,
+               benchmark_run=None, benchmark_question=None, enqueue: bool = True) -> Run:
     """Validate the question and configuration, save a QUEUED Run and queue it after commit.
 
     enqueue=False leaves it queued for the caller to execute in-process (run_execute).
@@ -111,7 +111,7 @@ def run_claim(run_id: int) -> Run | None:
     return Run.objects.select_related("collection").get(pk=run_id)
 
 
-def run_fail(*, run_id: int, error: str, usage=None) -> None:  # noqa: ANN001
+def run_fail(*, run_id: int, error: str, usage=None) -> None:
     """End a run that is not final as FAILED with a reason (never touches a final run).
 
     The LLM calls, tokens and cost spent before the failure are kept: the steps that
@@ -135,7 +135,7 @@ def run_fail(*, run_id: int, error: str, usage=None) -> None:  # noqa: ANN001
 _STAGE_ORDER = ["PLANNING", "RETRIEVING", "AUDITING", "REFORMULATING", "GENERATING", "VERIFYING"]
 
 
-def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:  # noqa: ANN001
+def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     """Claim the run and answer it; returns None if another delivery already has it.
 
     Writes a RunStep per step as it finishes, stage/progress as the loop moves, then the
@@ -188,7 +188,7 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:  # no
 
 
 @transaction.atomic
-def _save_result(run: Run, result, latency_ms: int) -> None:  # noqa: ANN001
+def _save_result(run: Run, result, latency_ms: int) -> None:
     answer = result.answer
     by_id = {s.chunk_id: s for s in result.sources}
     live = set(Chunk.objects.filter(pk__in=[c.chunk_id for c in answer.citations]).values_list("pk", flat=True))

@@ -31,7 +31,7 @@ def answer_run(run_id: int) -> None:
     except LLMError as exc:
         logger.warning("run %s: LLM failed (%s): %s", run_id, exc.kind, exc)
         services.run_fail(run_id=run_id, error=f"The language model gave no usable answer: {exc}", usage=exc.usage)
-    except Exception as exc:  # noqa: BLE001 - the run must end final whatever broke
+    except Exception as exc:
         logger.exception("run %s failed", run_id)
         services.run_fail(run_id=run_id, error=f"The answer could not be produced: {type(exc).__name__}: {exc}")
 

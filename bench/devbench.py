@@ -86,7 +86,7 @@ def _pick(questions: list[dict], size: str) -> list[dict]:
     return [q for cat in sorted(per) for q in per[cat][:2]]
 
 
-def _score(q: dict, run) -> dict:  # noqa: ANN001
+def _score(q: dict, run) -> dict:
     from knowledge.models import Chunk
 
     spans = [_norm(s) for s in q["required_evidence_spans"]]
@@ -176,16 +176,16 @@ def main() -> None:
 class _MemoRetriever:
     """Retrieval is deterministic for a fixed index: remember it across grid points."""
 
-    def __init__(self, inner) -> None:  # noqa: ANN001
+    def __init__(self, inner) -> None:
         self.inner, self.memo = inner, {}
 
-    def retrieve(self, query: str, *, k: int):  # noqa: ANN201
+    def retrieve(self, query: str, *, k: int):
         if (query, k) not in self.memo:
             self.memo[(query, k)] = self.inner.retrieve(query, k=k)
         return self.memo[(query, k)]
 
 
-def _calibrate(collection, questions: list[dict]) -> None:  # noqa: ANN001
+def _calibrate(collection, questions: list[dict]) -> None:
     """Score = answerable answered + out-of-scope refused + false premises debunked (agentic)."""
     import itertools
 

@@ -45,6 +45,9 @@ class TeamMembership(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["team", "user"], name="unique_team_member")]
 
+    def __str__(self) -> str:
+        return f"{self.user_id} in team {self.team_id}"
+
 
 class Collection(models.Model):
     name = models.CharField(max_length=200)
@@ -81,6 +84,9 @@ class Membership(models.Model):
             models.UniqueConstraint(fields=["collection", "user"], name="unique_collection_member")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.role} of collection {self.collection_id}"
+
 
 class TeamAccess(models.Model):
     """A team's role on a collection: every member of the team holds at least this role."""
@@ -94,6 +100,9 @@ class TeamAccess(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["collection", "team"], name="unique_collection_team")
         ]
+
+    def __str__(self) -> str:
+        return f"team {self.team_id} {self.role} of collection {self.collection_id}"
 
 
 class Document(models.Model):
@@ -170,6 +179,9 @@ class EmbeddingCache(models.Model):
     vector = models.BinaryField()  # float32 little-endian
     created_at = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return f"{self.model}:{self.key[:12]}"
+
 
 class ExtractedText(models.Model):
     """Cleaned pages of a file, keyed by its sha256 and the parser that produced them.
@@ -189,6 +201,9 @@ class ExtractedText(models.Model):
                 fields=["sha256", "parser", "parser_version"], name="unique_extracted_text"
             )
         ]
+
+    def __str__(self) -> str:
+        return f"{self.sha256[:12]} ({self.parser} {self.parser_version})"
 
 
 class IngestJob(models.Model):
@@ -225,6 +240,9 @@ class IngestJob(models.Model):
     def is_final(self) -> bool:
         return self.status in self.FINAL
 
+    def __str__(self) -> str:
+        return f"IngestJob {self.pk} ({self.status})"
+
 
 class ApiToken(models.Model):
     """A personal API token. Only its sha256 is stored; the token is shown once on creation."""
@@ -240,3 +258,6 @@ class ApiToken(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["token_hash"], condition=Q(revoked_at__isnull=True), name="live_token")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}...)"

@@ -271,7 +271,7 @@ def ingest_job_retry(*, document, user: AbstractBaseUser | None = None):
         Document.objects.filter(pk=document.pk).exclude(status=Document.Status.READY).update(
             status=Document.Status.QUEUED, error=""
         )
-        job = IngestJob.objects.create(document=document, owner=user or latest and latest.owner, message_key="QUEUED")
+        job = IngestJob.objects.create(document=document, owner=user or (latest and latest.owner), message_key="QUEUED")
         _enqueue_ingest(job.pk)
     document.refresh_from_db()
     return job

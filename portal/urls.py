@@ -4,11 +4,10 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from knowledge.views_auth import ThrottledLoginView
-
 from agent import api_urls as agent_api_urls
 from knowledge import api_urls as knowledge_api_urls
 from knowledge.api_errors import api_not_found
+from knowledge.views_auth import ThrottledLoginView
 
 # One "api" namespace for both apps, so every API route reverses as "api:<name>".
 api_v1 = [*knowledge_api_urls.urlpatterns, *agent_api_urls.urlpatterns]

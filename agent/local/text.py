@@ -10,23 +10,12 @@ _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[\(\"'])")
 NUMBER = re.compile(r"(?<![A-Za-z])(\d+(?:[.,]\d+)*)\s*(%|x\b|percent)?")
 
 STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before being
-    below between both but by can could did do does doing done down during each either else few for from
-    further had has have having he her here hers herself him himself his how however i if in into is it its
-    itself just me more most my myself nor of off on once only or other our ours ourselves out over own
-    same she should so some such than that the their theirs them themselves then there these they this
-    those through thus to too under until up upon very was we were what when where which while who whom
-    why will with would you your yours yourself yourselves paper papers authors author according use used
-    using uses study report reported reports describe described show shown shows find found work
-    get gets got make makes made give gives given much many one two way ways whether reach reaches
-    e.g i.e et al vs via per""".split()
+    ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "either", "else", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "however", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "nor", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "thus", "to", "too", "under", "until", "up", "upon", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "paper", "papers", "authors", "author", "according", "use", "used", "using", "uses", "study", "report", "reported", "reports", "describe", "described", "show", "shown", "shows", "find", "found", "work", "get", "gets", "got", "make", "makes", "made", "give", "gives", "given", "much", "many", "one", "two", "way", "ways", "whether", "reach", "reaches", "e.g", "i.e", "et", "al", "vs", "via", "per"]
 )
 
 # Negation cues; "fail to" and "unlike" flip a statement as surely as "not" does.
 NEGATIONS = frozenset(
-    """not no never without neither nor none cannot can't don't doesn't didn't isn't aren't wasn't
-    weren't won't hasn't haven't hadn't lack lacks lacking absence absent fail fails failed unable
-    nothing""".split()
+    ["not", "no", "never", "without", "neither", "nor", "none", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "hasn't", "haven't", "hadn't", "lack", "lacks", "lacking", "absence", "absent", "fail", "fails", "failed", "unable", "nothing"]
 )
 
 _ANTONYM_PAIRS = [

@@ -29,7 +29,7 @@ def page_windows(text: str, words: int = 150, stride: int = 120) -> list[str]:
     return [t for t in out if t.strip()]
 
 
-def build(collection, papers_dir: Path) -> dict[str, object]:  # noqa: ANN001
+def build(collection, papers_dir: Path) -> dict[str, object]:
     from pypdf import PdfReader
 
     from knowledge.indexing import index_rebuild
@@ -48,7 +48,7 @@ def build(collection, papers_dir: Path) -> dict[str, object]:  # noqa: ANN001
     return docs
 
 
-def link_index(collection, source_root: Path, target_root: Path) -> None:  # noqa: ANN001
+def link_index(collection, source_root: Path, target_root: Path) -> None:
     dest = Path(target_root) / str(collection.pk)
     if not dest.exists():
         shutil.copytree(Path(source_root) / str(collection.pk), dest, symlinks=True)

@@ -56,7 +56,7 @@ def run_as_dict(run: Run) -> dict[str, Any]:
 class Command(BaseCommand):
     help = "Answer a question (or a file of questions) over a collection and print the result."
 
-    def add_arguments(self, parser) -> None:  # noqa: ANN001
+    def add_arguments(self, parser) -> None:
         parser.add_argument("question", nargs="?", default="")
         parser.add_argument("--collection", required=True, help="the collection's slug")
         parser.add_argument("--config", default=settings.DEFAULT_RUN_CONFIG)

@@ -12,7 +12,7 @@ from agent.sweeper import sweep
 class Command(BaseCommand):
     help = "Sweep stuck ingest jobs and runs (also runs every minute from celery beat)."
 
-    def add_arguments(self, parser) -> None:  # noqa: ANN001
+    def add_arguments(self, parser) -> None:
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def handle(self, *args: object, **options: object) -> None:
