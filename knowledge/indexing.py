@@ -79,10 +79,15 @@ def _build(collection_id: int) -> IndexData:
     )
     embedder = default_embedder()
     vectors = _chunk_vectors(rows, embedder) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
+    # Sentence vectors for the sentence reranker (and, through the cache, the auditor).
+    # A reference-section chunk gets none: the reranker then scores it by its chunk vector.
+    # Bibliography entries split into many fragments that no answer quotes, and embedding
+    # them was a third of the index build of a long paper.
     sentences: list[str] = []
     offsets = [0]
     for row in rows:
-        sentences.extend(_split_sentences(row[2]))
+        if not row[4]:
+            sentences.extend(_split_sentences(row[2]))
         offsets.append(len(sentences))
     sent_vectors = embed_with_cache(sentences, embedder=embedder) if sentences else np.zeros(
         (0, embedder.dim), dtype=np.float32)
