@@ -183,9 +183,10 @@ def test_submissions_while_the_broker_is_down_are_kept_and_resent(collection, al
 
 @pytest.mark.django_db(transaction=True)
 def test_runs_submitted_across_a_postgresql_restart_all_finish(ready_collection, alice, celery_worker_process):
-    """Restarts this machine's PostgreSQL, so it runs only when asked (bench/faults.py)."""
+    """Restarts this machine's PostgreSQL, so it runs only when asked: by .ci/run and
+    bench/faults.py, never by a developer's plain `make test`."""
     if os.environ.get("GROUNDED_FAULT_RESTART_POSTGRES") != "1":
-        pytest.skip("restarts the machine's PostgreSQL server: run by bench/faults.py")
+        pytest.skip("restarts the machine's PostgreSQL server: run by .ci/run and bench/faults.py")
     from django.db import connection
 
     from agent.services import run_create
