@@ -115,3 +115,22 @@ def test_unused_vocabulary_terms_do_not_shift_the_idf_floor():
     reference = BM25Okapi(corpus)
     for query in (["a"], ["a", "b"], ["d", "a"], ["j"]):
         np.testing.assert_allclose(ours.scores(query), reference.get_scores(query), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("layout", ["random", "ascending", "descending", "few_values"])
+def test_top_k_on_long_arrays_equals_a_full_sort(layout):
+    # Long enough for the strided-sample shortcut; the layouts are the ones a strided sample
+    # could be fooled by, if the shortcut were not exact.
+    rng = np.random.default_rng(11)
+    n, k = 50_000, 60
+    scores = {
+        "random": rng.random(n),
+        "ascending": np.sort(rng.random(n)),
+        "descending": np.sort(rng.random(n))[::-1].copy(),
+        "few_values": rng.integers(0, 5, n).astype(np.float64),
+    }[layout]
+    positions = np.arange(n, dtype=np.int64) * 3
+    best, best_scores = top_k(positions, scores, k)
+    order = np.lexsort((positions, -scores))[:k]
+    np.testing.assert_array_equal(best, positions[order])
+    np.testing.assert_array_equal(best_scores, scores[order])
