@@ -14,6 +14,7 @@ local model. Results are printed as a markdown table for docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import resource
 import statistics
@@ -77,6 +78,11 @@ def vs_rank_bm25(n: int, n_queries: int, rng: np.random.Generator) -> dict:
     t0 = time.perf_counter()
     reference = BM25Okapi(token_lists)
     build_ref = time.perf_counter() - t0
+    # rank-bm25 holds millions of small Python objects (a dict per chunk); without this, a
+    # garbage collection pass over them lands inside whichever query happens to allocate,
+    # and the timings measure the collector instead of either implementation.
+    gc.collect()
+    gc.freeze()
     ours_t, ref_t, same = [], [], 0
     qs = queries(docs, n_queries, rng)
     for q in qs:
@@ -94,12 +100,13 @@ def vs_rank_bm25(n: int, n_queries: int, rng: np.random.Generator) -> dict:
         # both chunks equal within 1e-9.
         same += len(best) == len(ref_best) and all(
             a == b or abs(ref_scores[a] - ref_scores[b]) < 1e-9 for a, b in zip(best, ref_best, strict=True))
+    gc.unfreeze()
     return {"n": n, "queries": len(qs), "ours_p50_ms": pct(ours_t, 50), "ref_p50_ms": pct(ref_t, 50),
             "speedup": statistics.median(ref_t) / statistics.median(ours_t), "identical_top10": same,
             "build_ours_s": build_ours, "build_ref_s": build_ref}
 
 
-def latency(n: int, n_queries: int, rng: np.random.Generator) -> dict:
+def latency(n: int, n_queries: int, rng: np.random.Generator, threads: int) -> dict:
     docs = corpus(n, rng)
     vocab = {f"w{i}": i for i in range(VOCAB)}
     before = rss_mb()
@@ -112,18 +119,26 @@ def latency(n: int, n_queries: int, rng: np.random.Generator) -> dict:
                      sent_vectors=np.zeros((0, DIM), dtype=np.float32), sent_offsets=np.zeros(n + 1, dtype=np.int64))
     w = bm25.weights
     bm25_mb = (w.data.nbytes + w.indices.nbytes + w.indptr.nbytes) / 2**20
-    searcher = HybridSearcher(data)
+    single, pooled = HybridSearcher(data), HybridSearcher(data, threads=threads)
     qs = [" ".join(q) for q in queries(docs, n_queries, rng)]
     qvecs = l2_normalize(rng.standard_normal((len(qs), DIM), dtype=np.float32))
     row = {"n": n, "build_bm25_s": build_bm25, "bm25_mb": bm25_mb, "dense_mb": vectors.nbytes / 2**20,
            "peak_rss_mb": max(rss_mb(), before)}
-    for mode in ("bm25", "dense", "rrf"):
-        times = []
-        for q, v in zip(qs, qvecs, strict=True):
+    runs = [("bm25", single, "bm25"), ("dense", single, "dense"), ("rrf", single, "rrf"),
+            ("dense_pooled", pooled, "dense"), ("rrf_pooled", pooled, "rrf")]
+    # Interleaved per query, so a burst of load on the machine hits every variant alike.
+    times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+    for q, v in zip(qs, qvecs, strict=True):
+        for name, searcher, mode in runs:
             t0 = time.perf_counter()
-            searcher.search(q, query_vector=v, k=10, mode=mode)
-            times.append(time.perf_counter() - t0)
-        row[f"{mode}_p50_ms"], row[f"{mode}_p95_ms"] = pct(times, 50), pct(times, 95)
+            hits = searcher.search(q, query_vector=v, k=10, mode=mode)
+            times[name].append(time.perf_counter() - t0)
+            if name.endswith("_pooled"):
+                reference = single.search(q, query_vector=v, k=10, mode=mode)
+                assert [h.chunk_id for h in hits] == [h.chunk_id for h in reference], "pooled ranking differs"
+    for name, values in times.items():
+        row[f"{name}_p50_ms"], row[f"{name}_p95_ms"] = pct(values, 50), pct(values, 95)
+    row["pooled_speedup"] = statistics.median(times["rrf"]) / statistics.median(times["rrf_pooled"])
     return row
 
 
@@ -145,6 +160,8 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="10k, 100k and 1M chunks (several GB of RAM)")
     parser.add_argument("--queries", type=int, default=None)
     parser.add_argument("--blas-threads", default="1", help="OpenBLAS threads (default 1, as in the portal)")
+    parser.add_argument("--threads", type=int, default=min(4, os.cpu_count() or 1),
+                        help="search pool threads, as PORTAL_SEARCH_THREADS (default: cores, at most 4)")
     args = parser.parse_args()
     rng = np.random.default_rng(42)
     sizes = [10_000, 100_000, 1_000_000] if args.full else [10_000]
@@ -159,14 +176,18 @@ def main() -> None:
         r = vs_rank_bm25(n, nq, rng)
         print(f"| {n:,} | {r['queries']} | {r['ours_p50_ms']:.2f} | {r['ref_p50_ms']:.1f} | {r['speedup']:.0f}x | "
               f"{r['identical_top10']}/{r['queries']} | {r['build_ours_s']:.1f} | {r['build_ref_s']:.1f} |", flush=True)
-    print("\n| chunks | BM25 p50 / p95 ms | dense p50 / p95 ms | hybrid (RRF) p50 / p95 ms | BM25 build s | "
-          "BM25 MB | dense MB | peak RSS MB |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    t = args.threads
+    print(f"\n| chunks | BM25 p50 / p95 ms | dense p50 / p95 ms | hybrid (RRF) p50 / p95 ms | dense, {t} threads | "
+          f"hybrid, {t} threads | hybrid 1 / {t} threads | BM25 build s | BM25 MB | dense MB | peak RSS MB |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for n in sizes:
-        r = latency(n, nq, rng)
+        r = latency(n, nq, rng, t)
         print(f"| {n:,} | {r['bm25_p50_ms']:.1f} / {r['bm25_p95_ms']:.1f} | {r['dense_p50_ms']:.1f} / "
-              f"{r['dense_p95_ms']:.1f} | {r['rrf_p50_ms']:.1f} / {r['rrf_p95_ms']:.1f} | {r['build_bm25_s']:.1f} | "
-              f"{r['bm25_mb']:.0f} | {r['dense_mb']:.0f} | {r['peak_rss_mb']:.0f} |", flush=True)
+              f"{r['dense_p95_ms']:.1f} | {r['rrf_p50_ms']:.1f} / {r['rrf_p95_ms']:.1f} | "
+              f"{r['dense_pooled_p50_ms']:.1f} / {r['dense_pooled_p95_ms']:.1f} | "
+              f"{r['rrf_pooled_p50_ms']:.1f} / {r['rrf_pooled_p95_ms']:.1f} | {r['pooled_speedup']:.2f}x | "
+              f"{r['build_bm25_s']:.1f} | {r['bm25_mb']:.0f} | {r['dense_mb']:.0f} | {r['peak_rss_mb']:.0f} |",
+              flush=True)
     print(f"\nquery embedding (local all-MiniLM-L6-v2 int8, one short query): p50 {query_embedding_ms():.1f} ms")
 
 

@@ -149,7 +149,7 @@ def _searcher(collection: Collection, version: int) -> HybridSearcher:
         log.warning("index files of collection %s version %s are missing; rebuilding", collection.pk, version)
         version = index_rebuild(collection=collection)
         folder = root / str(version)
-    searcher = HybridSearcher(read_index(folder))
+    searcher = HybridSearcher(read_index(folder), threads=settings.SEARCH_THREADS)
     with _LOAD_LOCK:
         _LOADED[root] = (version, searcher)
     return searcher

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from knowledge.retrieval import parallel
 from knowledge.retrieval.bm25 import top_k
-from knowledge.retrieval.dense import dense_search
+from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, dense_search
 from knowledge.retrieval.fusion import Fused, Ranked, minmax, pool_size, rrf
 from knowledge.retrieval.rerank import Reranker
 from knowledge.retrieval.store import IndexData
@@ -42,14 +43,19 @@ def needs_vector(mode: str, rerank: str | None) -> bool:
 
 
 class HybridSearcher:
-    """Search one immutable index. Safe to share between threads (it never mutates)."""
+    """Search one immutable index. Safe to share between threads (it never mutates).
+
+    `threads` > 1 lets a large index (PARALLEL_MIN_ROWS chunks and up) use the shared search
+    pool: the dense product in row blocks, with BM25 beside them (knowledge.retrieval.parallel).
+    """
 
     def __init__(self, data: IndexData, *, weights: Mapping[str, float] | None = None,
-                 alpha: float = 0.7, reference_weight: float = REFERENCE_WEIGHT) -> None:
+                 alpha: float = 0.7, reference_weight: float = REFERENCE_WEIGHT, threads: int = 1) -> None:
         self.data = data
         self.weights = dict(weights or DEFAULT_WEIGHTS)
         self.alpha = alpha
         self.reference_weight = reference_weight
+        self.threads = max(1, threads)
 
     def _bm25(self, query: str, pool: int, allowed: np.ndarray | None) -> Ranked:
         positions, scores = self.data.bm25.matching(tokenize(query))
@@ -59,7 +65,7 @@ class HybridSearcher:
         return Ranked(*top_k(positions, scores, pool))
 
     def _dense(self, vector: np.ndarray, pool: int, allowed: np.ndarray | None) -> Ranked:
-        return Ranked(*dense_search(self.data.vectors, vector, pool, allowed))
+        return Ranked(*dense_search(self.data.vectors, vector, pool, allowed, threads=self.threads))
 
     def candidates(self, query: str, *, query_vector: np.ndarray | None, k: int, mode: str,
                    allowed: np.ndarray | None = None) -> list[Fused]:
@@ -68,14 +74,21 @@ class HybridSearcher:
             raise ValueError(f"Unknown search mode {mode!r}: use one of {', '.join(MODES)}.")
         if self.data.size == 0 or k <= 0:
             return []
+        if mode in DENSE_MODES and query_vector is None:
+            raise ValueError(f"Mode {mode!r} needs the query vector.")
         pool = pool_size(k)
         results: dict[str, Ranked] = {}
-        if mode in ("bm25", "rrf", "minmax"):
-            results["bm25"] = self._bm25(query, pool, allowed)
-        if mode in DENSE_MODES:
-            if query_vector is None:
-                raise ValueError(f"Mode {mode!r} needs the query vector.")
-            results["dense"] = self._dense(query_vector, pool, allowed)
+        if mode in ("rrf", "minmax") and self.threads > 1 and self.data.size >= PARALLEL_MIN_ROWS:
+            # BM25 goes to the pool first, so one thread scores it while the others start on
+            # the dense blocks queued behind it.
+            bm25 = parallel.submit(self.threads, self._bm25, query, pool, allowed)
+            dense = self._dense(query_vector, pool, allowed)
+            results = {"bm25": bm25.result(), "dense": dense}
+        else:
+            if mode in ("bm25", "rrf", "minmax"):
+                results["bm25"] = self._bm25(query, pool, allowed)
+            if mode in DENSE_MODES:
+                results["dense"] = self._dense(query_vector, pool, allowed)
         if mode == "rrf":
             fused = rrf(results, weights=self.weights)
         elif mode == "minmax":
