@@ -236,12 +236,12 @@ class IngestJob(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["status", "updated_at"])]
 
+    def __str__(self) -> str:
+        return f"IngestJob {self.pk} ({self.status})"
+
     @property
     def is_final(self) -> bool:
         return self.status in self.FINAL
-
-    def __str__(self) -> str:
-        return f"IngestJob {self.pk} ({self.status})"
 
 
 class ApiToken(models.Model):

@@ -171,7 +171,7 @@ def _store_upload(uploaded_file) -> tuple[str, str, int, bytes]:
         relative = f"files/{sha[:2]}/{sha}"
         target = Path(settings.MEDIA_ROOT) / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp_name, target)
+        Path(tmp_name).replace(target)
         return relative, sha, size, head
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from celery import Celery
 from kombu import Exchange, Queue
@@ -26,4 +27,4 @@ def _make_broker_folders(sender: Celery, **kwargs: object) -> None:
     options = sender.conf.broker_transport_options or {}
     for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
         if key in options:
-            os.makedirs(options[key], exist_ok=True)
+            Path(options[key]).mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ import os
 import subprocess
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -28,7 +29,7 @@ def _report(name: str, **figures) -> None:
     """Append this test's figures to the file bench/faults.py asked for (if any)."""
     target = os.environ.get("GROUNDED_FAULT_REPORT")
     if target:
-        with open(target, "a") as out:
+        with Path(target).open("a") as out:
             out.write(json.dumps({"test": name, "trials": TRIALS, **figures}) + "\n")
 
 # CI runs 5 trials of each; bench/faults.py runs 20 and collects the figures.

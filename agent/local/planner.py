@@ -107,5 +107,5 @@ class RulePlanner:
             subs.extend(facts[1:])
         subs = list(dict.fromkeys(subs))[:3]
         if statements:
-            facts = [_clean(context)] + facts
+            facts = [_clean(context), *facts]
         return Plan(complexity=Complexity.MULTI_PART, facts=facts[:3], sub_queries=subs, premise=premise)
