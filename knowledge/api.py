@@ -39,6 +39,7 @@ from knowledge.api_common import (
     parse_input,
 )
 from knowledge.api_errors import error_responses
+from knowledge.metadata import MAX_TAG_CHARS, MAX_TAGS, YEAR_MAX, YEAR_MIN, MetadataError, parse_year_range
 from knowledge.models import ROLE_RANK, Collection, Document, IngestJob, Membership, Role, TeamAccess
 
 User = get_user_model()
@@ -298,6 +299,9 @@ class DocumentOutputSerializer(serializers.Serializer):
     pages = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Document.Status.choices)
     error = serializers.CharField()
+    year = serializers.SerializerMethodField(help_text="Publication year: set by an editor or read from an arXiv identifier.")
+    tags = serializers.SerializerMethodField(help_text="Tags an editor set (search filters).")
+    metadata = serializers.JSONField(help_text="Everything known: year, tags, arxiv_id, arxiv_category, edited.")
     progress = serializers.SerializerMethodField(help_text="Fraction done of the latest job, 0..1.")
     job = serializers.SerializerMethodField(help_text="The latest ingestion job, null if none.")
     created_at = serializers.DateTimeField()
@@ -311,6 +315,12 @@ class DocumentOutputSerializer(serializers.Serializer):
         if jobs is not None:
             return jobs[0] if jobs else None
         return obj.jobs.order_by("-created_at", "-pk").first()
+
+    def get_year(self, obj: Document) -> int | None:
+        return (obj.metadata or {}).get("year")
+
+    def get_tags(self, obj: Document) -> list[str]:
+        return list((obj.metadata or {}).get("tags", []))
 
     def get_progress(self, obj: Document) -> float:
         if obj.status == Document.Status.READY:
@@ -405,6 +415,20 @@ class DocumentListApi(APIView):
 
 
 class DocumentDetailApi(APIView):
+    @extend_schema_serializer(component_name="DocumentUpdate")
+    class InputSerializer(serializers.Serializer):
+        title = serializers.CharField(required=False, max_length=500)
+        year = serializers.IntegerField(required=False, allow_null=True, min_value=YEAR_MIN, max_value=YEAR_MAX,
+                                        help_text="Publication year; null clears it.")
+        tags = serializers.ListField(
+            child=serializers.CharField(max_length=MAX_TAG_CHARS), required=False, max_length=MAX_TAGS,
+            help_text="Replaces the document's tags; [] clears them.",
+        )
+
+    def _out(self, request: Request, document: Document) -> Response:
+        document = _documents_with_jobs(Document.objects.filter(pk=document.pk)).get()
+        return Response(DocumentOutputSerializer(document, context={"request": request}).data)
+
     @extend_schema(
         operation_id="documents_retrieve",
         summary="A document with its ingestion status and progress (any member)",
@@ -412,8 +436,18 @@ class DocumentDetailApi(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         document, _ = selectors.document_get(user=request.user, pk=pk)
-        document = _documents_with_jobs(Document.objects.filter(pk=document.pk)).get()
-        return Response(DocumentOutputSerializer(document, context={"request": request}).data)
+        return self._out(request, document)
+
+    @extend_schema(
+        operation_id="documents_update",
+        summary="Correct a document's title, or set its year and tags (editor)",
+        request=InputSerializer,
+        responses={200: DocumentOutputSerializer, **error_responses(400, 403, 404)},
+    )
+    def patch(self, request: Request, pk: int) -> Response:
+        document, _ = selectors.document_get(user=request.user, pk=pk, minimum=Role.EDITOR)
+        services.document_update(document=document, **parse_input(self.InputSerializer, request))
+        return self._out(request, document)
 
     @extend_schema(
         operation_id="documents_destroy",
@@ -517,6 +551,15 @@ class SearchApi(APIView):
         document = serializers.ListField(
             child=serializers.IntegerField(min_value=1), required=False, help_text="Only these document ids."
         )
+        title = serializers.CharField(required=False, max_length=500, help_text="Only documents whose title contains this.")
+        year = serializers.CharField(required=False, max_length=20, help_text="Only documents of this year (2021) or range (2019-2021).")
+        tag = serializers.CharField(required=False, max_length=MAX_TAG_CHARS, help_text="Only documents with this tag.")
+
+        def validate_year(self, value: str) -> tuple[int, int]:
+            try:
+                return parse_year_range(value)
+            except MetadataError as exc:
+                raise serializers.ValidationError(str(exc)) from exc
 
     @extend_schema(
         operation_id="search",
@@ -544,6 +587,7 @@ class SearchApi(APIView):
             mode=params["mode"],
             document_ids=params.get("document") or None,
             rerank=params.get("rerank"),
+            filters={key: params[key] for key in ("title", "year", "tag") if params.get(key)} or None,
         )
         chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
         results = []

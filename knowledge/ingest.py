@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from knowledge.metadata import infer_metadata, merge_inferred
 from knowledge.models import Chunk, Collection, Document, ExtractedText, IngestJob
 
 logger = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ def job_claim(job_id: int) -> IngestJob | None:
     return IngestJob.objects.select_related("document__collection").get(pk=job_id)
 
 
-def _extract(document: Document, progress: _Progress):  # -> list[CleanPage], parser, version
+def _extract(document: Document, progress: _Progress):  # -> list[CleanPage], parser, version, metadata
     from knowledge import pdf
 
     path = file_path(document)
@@ -116,7 +117,7 @@ def _extract(document: Document, progress: _Progress):  # -> list[CleanPage], pa
     if cached is not None:
         pages = [pdf.CleanPage.from_json(p) for p in cached.pages]
         progress(force=True, pages_done=len(pages), pages_total=len(pages))
-        return pages, parser, version
+        return pages, parser, version, cached.metadata
     try:
         if document.media_type == "application/pdf":
             extracted = pdf.extract_pdf(
@@ -132,10 +133,10 @@ def _extract(document: Document, progress: _Progress):  # -> list[CleanPage], pa
         raise IngestFailure(exc.message) from exc
     ExtractedText.objects.get_or_create(
         sha256=document.sha256, parser=extracted.parser, parser_version=extracted.parser_version,
-        defaults={"pages": [p.to_json() for p in extracted.pages]},
+        defaults={"pages": [p.to_json() for p in extracted.pages], "metadata": extracted.metadata},
     )
     progress(force=True, pages_done=extracted.page_count, pages_total=extracted.page_count)
-    return extracted.pages, extracted.parser, extracted.parser_version
+    return extracted.pages, extracted.parser, extracted.parser_version, extracted.metadata
 
 
 def _check_model(collection: Collection, model_id: str) -> None:
@@ -166,7 +167,7 @@ def document_process(*, job: IngestJob, embedder=None, timings: Timings | None =
         Document.objects.filter(pk=document.pk).update(status=Document.Status.PROCESSING, error="")
 
     t = time.perf_counter()
-    pages, parser, version = _extract(document, progress)
+    pages, parser, version, found = _extract(document, progress)
     timings.extract = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -202,9 +203,12 @@ def document_process(*, job: IngestJob, embedder=None, timings: Timings | None =
             )
             for s in specs
         ], batch_size=500)
+        # The file's own stamp wins over an identifier in its name.
+        inferred = {**infer_metadata("", document.original_name), **found}
         Document.objects.filter(pk=document.pk).update(
             status=Document.Status.READY, error="", pages=len(pages), parser=parser, parser_version=version,
-            chunking=params.to_json(), updated_at=timezone.now(),
+            chunking=params.to_json(), metadata=merge_inferred(locked.metadata or {}, inferred),
+            updated_at=timezone.now(),
         )
     timings.write = time.perf_counter() - t
 

@@ -193,6 +193,8 @@ class ExtractedText(models.Model):
     parser = models.CharField(max_length=100)
     parser_version = models.CharField(max_length=50)
     pages = models.JSONField()  # list of {"number", "text", "sections": [...]}
+    # What the raw text said before cleaning (knowledge.pdf.Extracted.metadata).
+    metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

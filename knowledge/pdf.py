@@ -30,6 +30,8 @@ from html.parser import HTMLParser
 from io import BytesIO
 from pathlib import Path
 
+from knowledge.metadata import infer_metadata
+
 # Bump when cleaning or section detection changes: extracted text is cached per version.
 CLEANER_VERSION = "3"
 
@@ -103,6 +105,9 @@ class Extracted:
     parser: str
     parser_version: str
     page_count: int
+    # What the raw text says about the file before cleaning drops it (the arXiv stamp in the
+    # margin of page 1): knowledge.metadata.infer_metadata's result.
+    metadata: dict = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------
@@ -243,7 +248,8 @@ def extract_pdf(
             "This PDF has no text layer (it looks like scanned images), and OCR is not available. "
             "Upload a PDF with selectable text.",
         )
-    return Extracted(pages=pages, parser="pypdf", parser_version=pdf_parser_version(), page_count=len(raw))
+    return Extracted(pages=pages, parser="pypdf", parser_version=pdf_parser_version(), page_count=len(raw),
+                     metadata=infer_metadata(raw[0] if raw else "", ""))
 
 
 # ---------------------------------------------------------------------------

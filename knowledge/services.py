@@ -277,6 +277,45 @@ def ingest_job_retry(*, document, user: AbstractBaseUser | None = None):
     return job
 
 
+_UNCHANGED: object = object()
+
+
+def document_update(*, document, title: str | None = None, year: object = _UNCHANGED,
+                    tags: object = _UNCHANGED):
+    """An editor corrects a document's title, or sets its year and tags (search filters).
+
+    `year=None` or `tags=[]` clears them. A field set here is marked edited, so ingesting the
+    file again does not replace it with what ingestion infers (knowledge.metadata).
+    Raises ValidationError with a message for a person.
+    """
+    from knowledge import metadata as meta
+
+    changes = dict(document.metadata or {})
+    edited = set(changes.get("edited", []))
+    try:
+        for key, value, clean in (("year", year, meta.clean_year), ("tags", tags, meta.clean_tags)):
+            if value is _UNCHANGED:
+                continue
+            cleaned = clean(value)
+            if cleaned in (None, []):
+                changes.pop(key, None)
+            else:
+                changes[key] = cleaned
+            edited.add(key)
+    except meta.MetadataError as exc:
+        raise ValidationError(str(exc), code="invalid") from exc
+    if title is not None:
+        title = " ".join(title.split())
+        if not title:
+            raise ValidationError("A document needs a title.", code="invalid")
+        document.title = title
+    changes["edited"] = sorted(edited)
+    document.metadata = changes
+    document.full_clean(exclude=["file", "collection", "uploaded_by"])
+    document.save(update_fields=["title", "metadata", "updated_at"])
+    return document
+
+
 def document_delete(*, document) -> None:
     """Delete a document, its chunks and (unless another collection holds it) its file,
     then rebuild the collection's index so search no longer returns it."""

@@ -21,6 +21,7 @@ urlpatterns = [
     path("collections/<slug:slug>/documents/status/", views_documents.document_status, name="document_status"),
     path("documents/<int:pk>/file/", views_documents.document_file, name="document_file"),
     path("documents/<int:pk>/delete/", views_documents.document_delete, name="document_delete"),
+    path("documents/<int:pk>/details/", views_documents.document_update, name="document_update"),
     path("documents/<int:pk>/retry/", views_documents.document_retry, name="document_retry"),
     path("teams/", views.team_list, name="team_list"),
     path("teams/<slug:slug>/", views.team_detail, name="team_detail"),

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from knowledge import selectors, services
+from knowledge.metadata import MetadataError, parse_year_range
 from knowledge.models import Role, Team
 
 User = get_user_model()
@@ -181,9 +182,18 @@ def collection_search(request: HttpRequest, slug: str) -> HttpResponse:
 
     collection, _ = selectors.collection_get(user=request.user, slug=slug)
     query = request.GET.get("q", "").strip()[:500]
-    context: dict = {"collection": collection, "query": query, "results": None, "error": ""}
+    # As typed, to refill the form; `search` gets them parsed.
+    filters = {key: request.GET.get(key, "").strip()[:200] for key in ("year", "tag", "title")}
+    filters = {key: value for key, value in filters.items() if value}
+    context: dict = {"collection": collection, "query": query, "results": None, "error": "", "filters": filters}
+    search = dict(filters)
+    if "year" in search:
+        try:
+            search["year"] = parse_year_range(search["year"])
+        except MetadataError as exc:
+            context["error"], context["results"], query = str(exc), [], ""
     if query:
-        hits = index_search(collection=collection, query=query, k=SEARCH_RESULTS, mode="rrf")
+        hits = index_search(collection=collection, query=query, k=SEARCH_RESULTS, mode="rrf", filters=search or None)
         chunks = Chunk.objects.filter(
             pk__in=[h.chunk_id for h in hits], document__collection=collection
         ).select_related("document")

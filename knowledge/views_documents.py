@@ -123,6 +123,22 @@ def document_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def document_update(request: HttpRequest, pk: int) -> HttpResponse:
+    """An editor corrects the title or sets the year and tags (the search filters)."""
+    document, _ = selectors.document_get(user=request.user, pk=pk, minimum=Role.EDITOR)
+    try:
+        services.document_update(
+            document=document, title=request.POST.get("title", ""),
+            year=request.POST.get("year", ""), tags=request.POST.get("tags", ""),
+        )
+        messages.success(request, f"The details of “{document.title}” are saved.")
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    return redirect(f"{collection_url(document.collection.slug)}#doc-{document.pk}")
+
+
+@login_required
+@require_POST
 def document_retry(request: HttpRequest, pk: int) -> HttpResponse:
     document, _ = selectors.document_get(user=request.user, pk=pk, minimum=Role.EDITOR)
     try:

@@ -78,6 +78,7 @@ TABLE: list[Row] = [
     Row("document_list", "post", needs("editor", 201), slug, body=_upload, multipart=True),
     Row("search", "get", needs("viewer", 200), slug, query="q=BM25+baseline"),
     Row("document_detail", "get", needs("viewer", 200), doc),
+    Row("document_detail", "patch", needs("editor", 200), doc, lambda w: {"tags": ["ir"]}),
     Row("document_detail", "delete", needs("editor", 204), doc),
     Row("document_file", "get", needs("viewer", 200), doc),
     Row("document_retry", "post", needs("editor", 202), lambda w: {"pk": w.failed_document.pk}),

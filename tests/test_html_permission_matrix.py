@@ -60,6 +60,7 @@ TABLE: list[Row] = [
     Row("knowledge:document_status", "get", needs("viewer", 200), slug),
     Row("knowledge:document_file", "get", needs("viewer", 200), doc),
     Row("knowledge:document_delete", "post", needs("editor", 302), doc),
+    Row("knowledge:document_update", "post", needs("editor", 302), doc, lambda w: {"title": "Renamed", "year": "2021"}),
     Row("knowledge:document_retry", "post", needs("editor", 302), lambda w: {"pk": w.failed_document.pk}),
     Row("knowledge:team_list", "get", signed_in(200)),
     Row("knowledge:team_detail", "get", {**signed_in(404), "owner": 200}, lambda w: {"slug": "ir-group"}),

@@ -1,6 +1,7 @@
 """Search a collection from the shell and see why each chunk was chosen.
 
     manage.py search --collection SLUG "query" [--mode bm25|dense|rrf|minmax|rerank] [-k N] [--json]
+                     [--document ID] [--year 2019-2021] [--tag TAG] [--title TEXT]
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+
+from knowledge.metadata import MetadataError, parse_year_range
 
 MODES = ("bm25", "dense", "rrf", "minmax", "rerank")
 
@@ -38,8 +41,10 @@ class Command(BaseCommand):
             raise CommandError(f"No collection with slug {opts['collection']!r}.")
         filters: dict = {}
         if opts["year"]:
-            lo, _, hi = opts["year"].partition("-")
-            filters["year"] = (int(lo), int(hi or lo))
+            try:
+                filters["year"] = parse_year_range(opts["year"])
+            except MetadataError as exc:
+                raise CommandError(str(exc)) from exc
         if opts["tag"]:
             filters["tag"] = opts["tag"]
         if opts["title"]:
@@ -49,7 +54,8 @@ class Command(BaseCommand):
                             document_ids=opts["documents"], filters=filters or None)
         chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
         rows = []
-        for rank, hit in enumerate(hits, 1):
+        # A chunk deleted between the index read and this lookup is left out.
+        for rank, hit in enumerate((h for h in hits if h.chunk_id in chunks), 1):
             chunk = chunks[hit.chunk_id]
             rows.append({
                 "rank": rank, "chunk_id": hit.chunk_id, "score": round(hit.score, 6),
