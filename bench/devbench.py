@@ -1,171 +1,154 @@
-"""Devbench: every configuration over ../shared/data/devbench with the local backend.
+"""Devbench: every configuration over ../shared/data/devbench with the local backend, one
+compact table (the portal's full report is bench/benchmark_devbench.py).
 
     .venv/bin/python bench/devbench.py                 # full: 48 questions x 8 configurations
     .venv/bin/python bench/devbench.py --size small    # CI: 12 questions (2 per category), 3 configurations
     .venv/bin/python bench/devbench.py --configs agentic --show   # one configuration, per-question lines
+    .venv/bin/python bench/devbench.py --calibrate     # grid over the local auditor's two thresholds
 
-Uses its own database and index under var/bench/ (built once from ../shared/data/papers with
-the real ingestion pipeline, reused afterwards). Runs are ordinary Runs executed in-process
-(agent.services.run_execute), so the numbers are those of the portal's own code path.
+Uses its own SQLite database and index under var/bench/ (built once from ../shared/data/papers
+with the real ingestion pipeline, reused afterwards). The questions are imported once as a
+benchmark set and each invocation is a benchmark run of it (agent.services_benchmark), answered
+in-process one configuration at a time: models are warmed once, and each configuration starts
+with a cold sentence-vector cache.
 
-Metrics per configuration: outcome counts by category; answer rate on answerable questions;
-refusals of out-of-scope; debunked false premises; citation precision (a cited chunk holds a
-required evidence span, or is on an expected page of an expected document); evidence recall
-(required spans present in the context handed to the generator); p50/p95 latency.
+Every figure is agent.benchmarking's, computed from the same RunRecords as the portal's
+benchmark report (agent.services_benchmark.run_records): the outcome counts are its rates times
+their denominators; citation precision, evidence recall, p50/p95 and LLM calls are its Metrics.
+Since this script stopped keeping its own scorer (2026-11-29) these definitions changed:
+
+- citation precision counts the citations of every run on a question with evidence (answerable
+  or false premise), refusals included; citations given to out-of-scope questions are left out
+  (the report counts them as hallucination). It used to count the citations of every
+  non-refusal, out-of-scope ones included, which scored each as imprecise.
+- evidence recall is required spans found / required spans, over all the runs of a
+  configuration (not a mean of per-question shares), and a span counts when it is in any chunk
+  the run retrieved (every retrieve step, not only the context handed to the generator).
+- a span matches a chunk after agent.benchmarking.normalise (letters and digits only, so
+  hyphens, spaces and ligatures do not matter) and also when a chunk boundary cuts it
+  (span_in_text); before, only lower case, de-hyphenation and collapsed whitespace.
+- p50/p95 interpolate between ranks (numpy's default) instead of picking one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
-import os
-import re
-import statistics
 import sys
-import time
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data"
+import _devbench_common as common
+
 ALL_CONFIGS = ["naive_dense", "bm25", "hybrid", "hybrid_rerank", "agentic_no_audit", "agentic_no_retry",
                "agentic", "agentic_rerank"]
-
-
-def _norm(text: str) -> str:
-    text = re.sub(r"(?<=[a-z])-\s+(?=[a-z])", "", text.lower())
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _setup():
-    os.environ.setdefault("PORTAL_DEBUG", "1")
-    os.environ.setdefault("PORTAL_VAR_DIR", str(ROOT / "var" / "bench"))
-    os.environ.setdefault("PORTAL_LLM_BACKEND", "local")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
-    Path(os.environ["PORTAL_VAR_DIR"]).mkdir(parents=True, exist_ok=True)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-
-
-def _collection():
-    from django.contrib.auth import get_user_model
-    from django.core.files import File
-
-    from knowledge import services
-    from knowledge.ingest import job_run
-    from knowledge.models import Collection, IngestJob
-
-    user, _ = get_user_model().objects.get_or_create(username="bench")
-    collection = Collection.objects.filter(slug="devbench").first()
-    if collection is None:
-        collection = services.collection_create(name="devbench", user=user)
-    pdfs = sorted((DATA / "papers").glob("*.pdf"))
-    if collection.documents.filter(status="ready").count() < len(pdfs):
-        t0 = time.perf_counter()
-        for pdf in pdfs:
-            with pdf.open("rb") as fh:
-                doc, created = services.document_upload(collection=collection, user=user, uploaded_file=File(fh, name=pdf.name))
-            for job in IngestJob.objects.filter(document=doc, status__in=["queued"]):
-                job_run(job_id=job.pk)
-        print(f"ingested {len(pdfs)} papers in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
-        collection.refresh_from_db()
-    return user, collection
+SMALL_CONFIGS = ["hybrid", "agentic_no_retry", "agentic"]
 
 
 def _pick(questions: list[dict], size: str) -> list[dict]:
+    """All questions, or the first two of each category (in the file's order)."""
     if size == "full":
         return questions
-    per = defaultdict(list)
+    per: dict[str, list[dict]] = {}
     for q in questions:
-        per[q["category"]].append(q)
+        per.setdefault(q["category"], []).append(q)
     return [q for cat in sorted(per) for q in per[cat][:2]]
 
 
-def _score(q: dict, run) -> dict:
-    from knowledge.models import Chunk
+def _count(rate: float | None, n: int) -> int:
+    return round(rate * n) if rate is not None else 0
 
-    spans = [_norm(s) for s in q["required_evidence_spans"]]
-    pages = {(p["doc_id"], p["page"]) for p in q["expected_pages"]}
-    cits = list(run.citations.all())
-    good = 0
-    for c in cits:
-        text = _norm(c.chunk_text)
-        chunk = Chunk.objects.select_related("document").filter(pk=c.chunk_id).first()
-        stem = Path(chunk.document.original_name).stem if chunk else ""
-        on_page = chunk is not None and any((stem, p) in pages for p in range(chunk.page_start, chunk.page_end + 1))
-        good += bool(any(s in text for s in spans) or on_page)
-    context = _norm(" ".join(Chunk.objects.filter(pk__in=run.context_chunk_ids).values_list("text", flat=True)))
-    recall = sum(s in context for s in spans) / len(spans) if spans else None
-    return {"citations": len(cits), "good_citations": good, "recall": recall}
+
+def _outcomes(config: str, records: list) -> dict:
+    """The outcome counts of the table, read off agent.benchmarking's rates and denominators."""
+    from agent import benchmarking as bm
+
+    m = bm.group_metrics(config, "", records)
+    oos = bm.group_metrics(config, bm.REFUSE, [r for r in records if r.question.expected_behavior == bm.REFUSE])
+    refused = _count(m.wrongful_refusal, m.answerable_runs)
+    return {
+        "answered": m.answerable_runs - refused, "answerable": m.answerable_runs, "refused": refused,
+        "oos_refused": _count(oos.refused, oos.runs), "oos": oos.runs,
+        "debunked": _count(m.false_premise_debunked, m.false_premise_runs), "false_premises": m.false_premise_runs,
+    }
+
+
+def _row(config: str, records: list) -> dict:
+    from agent import benchmarking as bm
+
+    m = bm.group_metrics(config, "", records)
+    o = _outcomes(config, records)
+    return {
+        "config": config,
+        "answerable answered": f"{o['answered']}/{o['answerable']}",
+        "answerable refused": o["refused"],
+        "out-of-scope refused": f"{o['oos_refused']}/{o['oos']}",
+        "false premises debunked": f"{o['debunked']}/{o['false_premises']}",
+        "citation precision": None if m.citation_precision is None else round(m.citation_precision, 3),
+        "evidence recall": None if m.evidence_recall is None else round(m.evidence_recall, 3),
+        "p50 ms": None if m.latency_p50_ms is None else round(m.latency_p50_ms),
+        "p95 ms": None if m.latency_p95_ms is None else round(m.latency_p95_ms),
+        "LLM calls/q": round(m.llm_calls / m.runs, 2) if m.runs else None,
+    }
+
+
+def _show(record, run) -> str:
+    from agent import benchmarking as bm
+
+    q = record.question
+    good = sum(bm.citation_supports(c, q) for c in record.citations)
+    spans = q.required_evidence_spans
+    covered = bm.spans_covered(spans, record.retrieved_texts)
+    return (f"{record.config_name:16} {q.question_id} {q.category[:14]:14} {record.outcome:13} {run.verdict:22} "
+            f"retries={run.retries} cit={good}/{len(record.citations)} rec={covered}/{len(spans)} {run.latency_ms}ms")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", choices=["small", "full"], default="full")
-    parser.add_argument("--configs", default="")
+    parser.add_argument("--configs", default="", help="comma-separated (default: all eight, or three with --size small)")
     parser.add_argument("--show", action="store_true", help="print one line per question")
     parser.add_argument("--calibrate", action="store_true",
                         help="grid ANCHOR_MIN and PREMISE_CONTRADICT_MIN of the local auditor (agentic)")
+    parser.add_argument("--var", default=str(common.ROOT / "var" / "bench"), help="folder of its database and index")
     args = parser.parse_args()
-    _setup()
-    from agent.services import run_create, run_execute
-
-    user, collection = _collection()
-    questions = _pick(json.loads((DATA / "devbench" / "questions.json").read_text()), args.size)
+    common.django_setup(Path(args.var))
+    user, collection = common.collection_with_papers(common.paper_stems())
+    questions = _pick(common.load_questions(), args.size)
     if args.calibrate:
         _calibrate(collection, questions)
         return
-    configs = [c for c in args.configs.split(",") if c] or (ALL_CONFIGS if args.size == "full" else
-                                                            ["hybrid", "agentic_no_retry", "agentic"])
-    from agent.local import embed as local_embed
+    configs = [c for c in args.configs.split(",") if c] or (ALL_CONFIGS if args.size == "full" else SMALL_CONFIGS)
 
+    from agent import services_benchmark as sb
+    from agent.local import embed as local_embed
+    from agent.models import Run
+    from agent.services import run_create, run_execute
+
+    bset = common.benchmark_set(collection, user, questions)
     # Warm up models and the index once, so the first configuration does not pay for loading.
     warm = run_create(collection=collection, user=user, question="warm up", config_name="agentic", enqueue=False)
     run_execute(run_id=warm.pk)
+    _, runs = sb.benchmark_start(benchmark_set=bset, user=user, configs=configs, enqueue=False)
     rows = []
     for config in configs:
         # Each configuration starts with a cold sentence-vector cache: no one profits from
         # the sentences an earlier configuration embedded.
         local_embed._CACHE.clear()
-        outcomes: dict[str, Counter] = defaultdict(Counter)
-        lat, cit_total, cit_good, recalls, calls = [], 0, 0, [], []
-        for q in questions:
-            run = run_create(collection=collection, user=user, question=q["question"], config_name=config, enqueue=False)
-            run = run_execute(run_id=run.pk)
-            s = _score(q, run)
-            outcomes[q["expected_behavior"]][run.outcome] += 1
-            lat.append(run.latency_ms)
-            calls.append(run.llm_calls)
-            if run.outcome != "REFUSAL":
-                cit_total += s["citations"]
-                cit_good += s["good_citations"]
-            if s["recall"] is not None:
-                recalls.append(s["recall"])
-            if args.show:
-                print(f"{config:16} {q['question_id']} {q['category'][:14]:14} {run.outcome:13} {run.verdict:22} "
-                      f"retries={run.retries} cit={s['good_citations']}/{s['citations']} rec={s['recall']} "
-                      f"{run.latency_ms}ms", file=sys.stderr)
-        ans = outcomes["ANSWER"]
-        n_ans = sum(ans.values())
-        oos = outcomes["REFUSE_OUT_OF_SCOPE"]
-        fp = outcomes["DEBUNK_FALSE_PREMISE"]
-        lat.sort()
-        rows.append({
-            "config": config,
-            "answerable answered": f"{n_ans - ans['REFUSAL']}/{n_ans}",
-            "answerable refused": ans["REFUSAL"],
-            "out-of-scope refused": f"{oos['REFUSAL']}/{sum(oos.values())}",
-            "false premises debunked": f"{fp['FALSE_PREMISE']}/{sum(fp.values())}",
-            "citation precision": round(cit_good / cit_total, 3) if cit_total else None,
-            "evidence recall": round(statistics.mean(recalls), 3) if recalls else None,
-            "p50 ms": lat[len(lat) // 2], "p95 ms": lat[min(len(lat) - 1, int(len(lat) * 0.95))],
-            "LLM calls/q": round(statistics.mean(calls), 2),
-        })
+        mine = [r for r in runs if r.config_name == config]
+        for run in mine:
+            sb.run_execute_in_process(run)
+        done = Run.objects.filter(pk__in=[r.pk for r in mine])
+        records = sorted(sb.run_records(runs=done), key=lambda r: r.question.question_id)
+        if args.show:
+            by_id = done.in_bulk()
+            for record in records:
+                print(_show(record, by_id[record.run_id]), file=sys.stderr)
+        failed = done.filter(status=Run.Status.FAILED).count()
+        if failed:
+            print(f"{config}: {failed} runs failed", file=sys.stderr)
+        rows.append(_row(config, records))
     keys = list(rows[0])
     print("| " + " | ".join(keys) + " |")
     print("|" + "---|" * len(keys))
@@ -187,8 +170,7 @@ class _MemoRetriever:
 
 def _calibrate(collection, questions: list[dict]) -> None:
     """Score = answerable answered + out-of-scope refused + false premises debunked (agentic)."""
-    import itertools
-
+    from agent import benchmarking as bm
     from agent.configs import build_roles, get_config
     from agent.local import auditor
     from agent.loop import AgentLoop
@@ -196,16 +178,17 @@ def _calibrate(collection, questions: list[dict]) -> None:
 
     cfg = get_config("agentic")
     retriever = _MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
+    specs = bm.parse_benchmark(json.dumps(questions))
     results = []
     for anchor_min, premise_min in itertools.product([0.5, 0.6, 0.75, 0.9, 1.0], [0.4, 0.45, 0.5, 0.55, 0.6]):
         auditor.ANCHOR_MIN, auditor.PREMISE_CONTRADICT_MIN = anchor_min, premise_min
-        tally = Counter()
-        for q in questions:
-            out = AgentLoop(cfg, build_roles(cfg, "local"), retriever, concurrent=False).run(q["question"])
-            o = out.answer.outcome.value
-            tally[(q["expected_behavior"], o)] += 1
-        score = (sum(n for (e, o), n in tally.items() if e == "ANSWER" and o != "REFUSAL")
-                 + tally[("REFUSE_OUT_OF_SCOPE", "REFUSAL")] + tally[("DEBUNK_FALSE_PREMISE", "FALSE_PREMISE")])
+        records = []
+        for n, q in enumerate(specs):
+            out = AgentLoop(cfg, build_roles(cfg, "local"), retriever, concurrent=False).run(q.question)
+            records.append(bm.RunRecord(run_id=n, config_name=cfg.name, question=q, outcome=out.answer.outcome.value))
+        o = _outcomes(cfg.name, records)
+        score = o["answered"] + o["oos_refused"] + o["debunked"]
+        tally = Counter((r.question.expected_behavior, r.outcome) for r in records)
         results.append((score, anchor_min, premise_min, dict(tally)))
         print(score, anchor_min, premise_min, sorted(tally.items()), file=sys.stderr, flush=True)
     best = max(results, key=lambda r: r[0])
