@@ -35,3 +35,41 @@ def test_it_uploads_dropped_files_and_updates_progress_live(page, live_server, c
     assert page.evaluate("window.__sameDocument") is True  # updated by polling, not a reload
     assert "1 page, 1 passage" in page.locator("#document-rows").inner_text()
     assert console_errors == []
+
+
+def test_an_editor_sets_year_and_tags_and_the_quick_search_filters_by_them(page, live_server, collection, alice, password, console_errors):  # noqa: F811
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from knowledge import services
+    from knowledge.ingest import job_run
+
+    documents = []
+    for name, text in (("early.md", "# Early\n\nReciprocal rank fusion, first described.\n"),
+                       ("later.md", "# Later\n\nReciprocal rank fusion, used again.\n")):
+        document, _ = services.document_upload(collection=collection, user=alice,
+                                               uploaded_file=SimpleUploadedFile(name, text.encode(), "text/markdown"))
+        job_run(job_id=document.jobs.get().pk)
+        documents.append(document)
+    early, later = documents
+
+    log_in(page, live_server, alice, password)
+    page.goto(f"{live_server.url}/collections/{collection.slug}/")
+    row = page.locator(f"#doc-{later.pk}")
+    row.get_by_text("Edit details").click()
+    row.get_by_label("Year").fill("2023")
+    row.get_by_label("Tags, separated by commas").fill("hybrid, survey")
+    row.get_by_role("button", name="Save details").click()
+    page.get_by_text(f"The details of “{later.title}” are saved.").wait_for()
+    details = page.locator(f"#doc-{later.pk}").inner_text()
+    assert "2023" in details and "hybrid" in details and "survey" in details
+
+    page.goto(f"{live_server.url}/collections/{collection.slug}/search/")
+    page.get_by_label("Search the collection").fill("reciprocal rank fusion")
+    page.get_by_text("Filters").click()
+    page.get_by_label("Tag").fill("survey")
+    page.get_by_role("button", name="Search").click()
+    results = page.locator("#search-results table")
+    results.wait_for()
+    assert later.title in results.inner_text()
+    assert early.title not in results.inner_text()
+    assert console_errors == []
