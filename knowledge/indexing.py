@@ -195,9 +195,7 @@ def _allowed_mask(collection: Collection, searcher: HybridSearcher, document_ids
     rows = list(docs.values_list("id", "title", "metadata"))
     if filters:
         rows = [r for r in rows if _matches(r, filters)]
-    allowed = np.array([r[0] for r in rows], dtype=np.int64)
-    mask = np.isin(searcher.data.document_ids, allowed)
-    return None if mask.all() else mask
+    return searcher.data.rows_of(np.array([r[0] for r in rows], dtype=np.int64))
 
 
 @lru_cache(maxsize=256)

@@ -109,6 +109,13 @@ def test_it_restricts_search_to_allowed_rows():
     assert positions.tolist() == [1, 3] or positions.tolist() == [3, 1]
 
 
+def test_it_turns_a_set_of_documents_into_a_row_mask():
+    data = _tiny_index()  # rows belong to documents 1, 1, 2, 3
+    assert data.rows_of(np.array([3, 1])).tolist() == [True, True, False, True]
+    assert data.rows_of(np.array([], dtype=np.int64)).tolist() == [False] * 4
+    assert data.rows_of(np.array([1, 2, 3, 99])) is None, "every row allowed: no mask at all"
+
+
 def test_sentence_reranker_scores_a_chunk_by_its_best_sentence():
     data = _tiny_index()
     searcher = HybridSearcher(data, reference_weight=1.0)
