@@ -208,7 +208,7 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("PORTAL_STATIC_ROOT", str(VAR_DIR / "static")))
 MEDIA_ROOT = Path(env_str("PORTAL_MEDIA_ROOT", str(VAR_DIR / "media")))
 INDEX_ROOT = Path(env_str("PORTAL_INDEX_ROOT", str(VAR_DIR / "index")))
-# Threads one search may use on a large index (200k chunks and up): the exact dense product
+# Threads one search may use on a large index (50k chunks and up): the exact dense product
 # in row blocks, with BM25 beside them. Idle ones sleep, so this is safe under load.
 SEARCH_THREADS = env_int("PORTAL_SEARCH_THREADS", min(4, os.cpu_count() or 1), minimum=1)
 STORAGES = {
