@@ -66,3 +66,6 @@ def test_eval_retrieval_reports_metrics_and_reuses_its_vector_cache(tmp_path, se
     err = StringIO()
     call_command("eval_retrieval", "--beir", str(beir), "--json", stdout=StringIO(), stderr=err)
     assert "embedding" not in err.getvalue()  # the second run embeds nothing
+    for bad in ("1.0,0.7", "bm25=1,colbert=2", "dense=-1"):
+        with pytest.raises(CommandError, match="--rrf-weights"):
+            call_command("eval_retrieval", "--beir", str(beir), "--rrf-weights", bad, stdout=StringIO())

@@ -19,10 +19,17 @@ from django.core.management.base import BaseCommand, CommandError
 
 
 def _weights(text: str) -> dict[str, float]:
+    """ "bm25=1,dense=0.7" -> {"bm25": 1.0, "dense": 0.7}."""
     out = {}
     for part in filter(None, text.split(",")):
         name, _, value = part.partition("=")
-        out[name.strip()] = float(value)
+        name = name.strip()
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise CommandError(f"--rrf-weights takes name=number pairs such as bm25=1,dense=0.7, not {text!r}.") from None
+        if name not in ("bm25", "dense") or out[name] < 0:
+            raise CommandError(f"--rrf-weights: {part!r} must weigh bm25 or dense by a number >= 0.")
     return out
 
 
@@ -36,7 +43,7 @@ class Command(BaseCommand):
                             help="JSONL of per-document sentences (default: ../corpus_sentences.jsonl if present)")
         parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N queries")
         parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
-        parser.add_argument("--rrf-weights", default="bm25=1,dense=1")
+        parser.add_argument("--rrf-weights", default="bm25=1,dense=1", help="e.g. bm25=1,dense=0.7")
         parser.add_argument("--alpha", type=float, default=0.7, help="dense weight of min-max fusion")
         parser.add_argument("--beta", type=float, default=None, help="sentence weight of the sentence reranker")
         parser.add_argument("--llm", action="store_true", help="also evaluate the LLM reranker (costs calls)")
@@ -51,6 +58,7 @@ class Command(BaseCommand):
         from knowledge.retrieval.engine import HybridSearcher
         from knowledge.retrieval.rerank import SENTENCE_BETA, SentenceReranker
 
+        weights = _weights(opts["rrf_weights"])  # before minutes of embedding, not after
         folder = Path(opts["beir"])
         if not (folder / "corpus.jsonl").exists():
             raise CommandError(f"{folder} has no corpus.jsonl: is it a BEIR folder?")
@@ -78,7 +86,7 @@ class Command(BaseCommand):
         query_vectors = dict(zip(qids, qvecs, strict=True))
         ready = time.monotonic()
 
-        searcher = HybridSearcher(build_index(data, docs, sents), weights=_weights(opts["rrf_weights"]),
+        searcher = HybridSearcher(build_index(data, docs, sents), weights=weights,
                                   alpha=opts["alpha"])
         beta = SENTENCE_BETA if opts["beta"] is None else opts["beta"]
         configs = [
