@@ -304,15 +304,22 @@ def document_update(*, document, title: str | None = None, year: object = _UNCHA
             edited.add(key)
     except meta.MetadataError as exc:
         raise ValidationError(str(exc), code="invalid") from exc
+    retitled = False
     if title is not None:
         title = " ".join(title.split())
         if not title:
             raise ValidationError("A document needs a title.", code="invalid")
+        retitled = title != document.title
         document.title = title
     changes["edited"] = sorted(edited)
     document.metadata = changes
     document.full_clean(exclude=["file", "collection", "uploaded_by"])
     document.save(update_fields=["title", "metadata", "updated_at"])
+    if retitled and document.status == document.Status.READY:
+        # BM25 indexes the title with every chunk (knowledge.indexing.bm25_text).
+        from knowledge.ingest import index_after_change
+
+        index_after_change(document.collection)
     return document
 
 

@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from knowledge import services
 from knowledge.indexing import collection_index_dir, index_rebuild, index_search
 from knowledge.models import Collection, Document
 from tests.conftest import ROOT
@@ -50,6 +51,24 @@ def test_it_bumps_the_version_and_finds_chunks_with_every_mode(collection):
     fused = index_search(collection=collection, query="term frequency ranking", k=3)
     assert set(fused[0].ranks) == {"bm25", "dense"}
     assert set(fused[0].scores) == {"bm25", "dense"}
+
+
+def test_bm25_finds_a_chunk_by_its_documents_title_and_section_heading(collection):
+    text = "We first use an LLM to extract a set of statements from the answer."
+    paper = make_document(collection=collection, title="Ragas: automated evaluation of RAG")
+    answer = make_chunk(document=paper, text=text, section_title="3.1 Faithfulness")
+    other = make_document(collection=collection, title="Lost in the middle")
+    elsewhere = make_chunk(document=other, text=text)
+    # A third document: with two chunks a term in one of them has idf 0 (rank-bm25's formula).
+    make_chunk(document=make_document(collection=collection, title="Cats"), text=TEXTS["cats"])
+    index_rebuild(collection=collection)
+    hits = index_search(collection=collection, query="How does Ragas score faithfulness?", k=2, mode="bm25")
+    assert [h.chunk_id for h in hits] == [answer.pk], "neither word is in the chunk's own text"
+
+    # A new title is searchable at once: renaming rebuilds the index.
+    services.document_update(document=other, title="Statement extraction, revisited")
+    hits = index_search(collection=collection, query="revisited", k=2, mode="bm25")
+    assert [h.chunk_id for h in hits] == [elsewhere.pk]
 
 
 def test_it_never_returns_a_deleted_document_even_before_the_rebuild(collection):
