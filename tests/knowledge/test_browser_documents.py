@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.agent.test_browser_ui import browser_type_launch_args, console_errors, log_in  # noqa: F401
+from tests.agent.test_browser_ui import (  # noqa: F401
+    browser_type_launch_args,
+    console_errors,
+    log_in,
+    low_contrast,
+    screenshot,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -62,6 +68,9 @@ def test_an_editor_sets_year_and_tags_and_the_quick_search_filters_by_them(page,
     page.get_by_text(f"The details of “{later.title}” are saved.").wait_for()
     details = page.locator(f"#doc-{later.pk}").inner_text()
     assert "2023" in details and "hybrid" in details and "survey" in details
+    page.locator(f"#doc-{later.pk}").get_by_text("Edit details").click()
+    assert low_contrast(page) == []
+    screenshot(page, "documents-edit-details")
 
     page.goto(f"{live_server.url}/collections/{collection.slug}/search/")
     page.get_by_label("Search the collection").fill("reciprocal rank fusion")
@@ -72,4 +81,6 @@ def test_an_editor_sets_year_and_tags_and_the_quick_search_filters_by_them(page,
     results.wait_for()
     assert later.title in results.inner_text()
     assert early.title not in results.inner_text()
+    assert low_contrast(page) == []
+    screenshot(page, "quick-search-filters")
     assert console_errors == []
