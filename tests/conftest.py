@@ -220,6 +220,20 @@ def upload_paper(collection, user, name: str):
     return document
 
 
+def ingest_markdown(collection, user, name: str, text: str):
+    """Upload a Markdown file through the real service and ingest it in-process; the fresh row."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from knowledge import services
+    from knowledge.ingest import job_run
+
+    document, _ = services.document_upload(
+        collection=collection, user=user, uploaded_file=SimpleUploadedFile(name, text.encode(), "text/markdown"))
+    job_run(job_id=document.jobs.latest("pk").pk)
+    document.refresh_from_db()
+    return document
+
+
 @pytest.fixture
 def ready_collection(collection, alice):
     """`collection` holding the small doc2query paper, ingested in-process (no worker)."""

@@ -10,8 +10,8 @@ from knowledge.retrieval import parallel
 from knowledge.retrieval.bm25 import top_k
 
 # Below this many rows a search takes a few milliseconds on one thread, and what handing
-# blocks to the pool saves is hardly worth a thread. Above it two threads are 1.7x faster
-# on this 2-core machine (6.5 -> 3.8 ms at 50k rows, 12.4 -> 7.2 ms at 100k).
+# blocks to the pool saves is hardly worth a thread. Above it the pool pays: hybrid search
+# at 100k chunks 1.23x faster on 2 threads (bench/retrieval.py --full, docs/benchmarks.md).
 PARALLEL_MIN_ROWS = 50_000
 # Blocks per thread: several, so that BM25 running beside them on the same pool is
 # balanced out across the threads (docs/retrieval.md).

@@ -12,6 +12,7 @@ from tests.agent.test_browser_ui import (  # noqa: F401
     low_contrast,
     screenshot,
 )
+from tests.conftest import ingest_markdown
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -44,19 +45,8 @@ def test_it_uploads_dropped_files_and_updates_progress_live(page, live_server, c
 
 
 def test_an_editor_sets_year_and_tags_and_the_quick_search_filters_by_them(page, live_server, collection, alice, password, console_errors):  # noqa: F811
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    from knowledge import services
-    from knowledge.ingest import job_run
-
-    documents = []
-    for name, text in (("early.md", "# Early\n\nReciprocal rank fusion, first described.\n"),
-                       ("later.md", "# Later\n\nReciprocal rank fusion, used again.\n")):
-        document, _ = services.document_upload(collection=collection, user=alice,
-                                               uploaded_file=SimpleUploadedFile(name, text.encode(), "text/markdown"))
-        job_run(job_id=document.jobs.get().pk)
-        documents.append(document)
-    early, later = documents
+    early = ingest_markdown(collection, alice, "early.md", "# Early\n\nReciprocal rank fusion, first described.\n")
+    later = ingest_markdown(collection, alice, "later.md", "# Later\n\nReciprocal rank fusion, used again.\n")
 
     log_in(page, live_server, alice, password)
     page.goto(f"{live_server.url}/collections/{collection.slug}/")

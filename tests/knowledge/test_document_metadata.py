@@ -3,30 +3,22 @@
 from __future__ import annotations
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from knowledge import services
 from knowledge.ingest import job_run
 from knowledge.models import Document, ExtractedText, IngestJob
-from tests.conftest import upload_paper
+from tests.conftest import ingest_markdown, upload_paper
 
 pytestmark = pytest.mark.django_db
-
-
-def _ingest(collection, user, name: str, text: str) -> Document:
-    document, _ = services.document_upload(
-        collection=collection, user=user, uploaded_file=SimpleUploadedFile(name, text.encode(), "text/markdown"))
-    job_run(job_id=IngestJob.objects.filter(document=document).latest("pk").pk)
-    return Document.objects.get(pk=document.pk)
 
 
 @pytest.fixture
 def two_documents(collection, alice):
     """Two ready documents about the same thing, told apart only by their year and tags."""
-    old = _ingest(collection, alice, "fusion-2009.md", "# Fusion\n\nReciprocal rank fusion combines rankings.\n")
-    new = _ingest(collection, alice, "fusion-2023.md", "# Fusion again\n\nReciprocal rank fusion merges rankings.\n")
+    old = ingest_markdown(collection, alice, "fusion-2009.md", "# Fusion\n\nReciprocal rank fusion combines rankings.\n")
+    new = ingest_markdown(collection, alice, "fusion-2023.md", "# Fusion again\n\nReciprocal rank fusion merges rankings.\n")
     services.document_update(document=old, year=2009, tags=["classic"])
     services.document_update(document=new, year="2023", tags="hybrid, survey")
     return old, new
