@@ -13,7 +13,9 @@ down when the web request committed its row). So the database rows are swept:
    and only one delivery wins.
 
 Runs from `celery beat` every SWEEP_INTERVAL seconds (agent.sweep task) and from
-`manage.py sweep`.
+`manage.py sweep`. Each periodic sweep records its time in the shared cache, so
+`manage.py sweep --status`, the staff status page and the run page can tell when beat
+(or every worker taking the `sweep` queue) has stopped.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 
 from agent.models import Run
@@ -34,6 +37,9 @@ logger = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3
 GRACE = timedelta(seconds=30)
 RESEND_AFTER = timedelta(seconds=120)
+LAST_SWEEP_KEY = "grounded:sweeper:last"
+# A sweeper is late when this many intervals passed without a periodic sweep.
+LATE_AFTER_INTERVALS = 3
 
 
 @dataclass
@@ -117,3 +123,50 @@ def sweep(*, now: datetime | None = None) -> SweepReport:
         logger.warning("sweeper: %s", report)
     return report
 
+
+
+def sweep_record(report: SweepReport, *, now: datetime | None = None) -> None:
+    """Remember this periodic sweep (time and counts) for the health views; never fails the sweep."""
+    value = {"at": (now or timezone.now()).isoformat(), "counts": {k: len(v) for k, v in vars(report).items()}}
+    try:
+        cache.set(LAST_SWEEP_KEY, value, timeout=None)
+    except Exception:  # the cache (Redis) being down must not stop the sweep itself
+        logger.warning("sweeper: could not record the sweep time", exc_info=True)
+
+
+@dataclass
+class SweepHealth:
+    last_at: datetime | None
+    counts: dict[str, int]
+    interval: int
+    now: datetime
+
+    @property
+    def age_seconds(self) -> int | None:
+        return None if self.last_at is None else max(0, int((self.now - self.last_at).total_seconds()))
+
+    @property
+    def late(self) -> bool:
+        """No periodic sweep for LATE_AFTER_INTERVALS intervals (or none recorded at all)."""
+        age = self.age_seconds
+        return age is None or age > LATE_AFTER_INTERVALS * self.interval
+
+
+def sweep_health(*, now: datetime | None = None) -> SweepHealth:
+    """When the last periodic sweep ran, as recorded by sweep_record (None: never, or the cache lost it)."""
+    try:
+        value = cache.get(LAST_SWEEP_KEY)
+    except Exception:
+        logger.warning("sweeper: could not read the last sweep time", exc_info=True)
+        value = None
+    last_at = datetime.fromisoformat(value["at"]) if value else None
+    return SweepHealth(last_at=last_at, counts=(value or {}).get("counts", {}), interval=settings.SWEEP_INTERVAL,
+                       now=now or timezone.now())
+
+
+def run_overdue_seconds(run: Run, *, now: datetime | None = None) -> int:
+    """Seconds a run that is not final has existed beyond its hard time limit (0 when within it)."""
+    if run.is_final:
+        return 0
+    age = ((now or timezone.now()) - run.created_at).total_seconds()
+    return max(0, int(age - settings.ANSWER_TIME_LIMIT))
