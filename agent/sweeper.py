@@ -146,6 +146,11 @@ class SweepHealth:
         return None if self.last_at is None else max(0, int((self.now - self.last_at).total_seconds()))
 
     @property
+    def moved(self) -> str:
+        """What the last sweep did, in words ('runs requeued 1, jobs resent 2'), or 'nothing'."""
+        return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in self.counts.items() if v) or "nothing"
+
+    @property
     def late(self) -> bool:
         """No periodic sweep for LATE_AFTER_INTERVALS intervals (or none recorded at all)."""
         age = self.age_seconds
@@ -170,3 +175,20 @@ def run_overdue_seconds(run: Run, *, now: datetime | None = None) -> int:
         return 0
     age = ((now or timezone.now()) - run.created_at).total_seconds()
     return max(0, int(age - settings.ANSWER_TIME_LIMIT))
+
+
+def work_in_flight(*, now: datetime | None = None) -> dict[str, object]:
+    """Counts for the staff status page: what is waiting, what is running, what is past its limit."""
+    now = now or timezone.now()
+    runs_late = Run.objects.exclude(status__in=Run.FINAL).filter(
+        created_at__lt=now - timedelta(seconds=settings.ANSWER_TIME_LIMIT))
+    jobs_late = IngestJob.objects.exclude(status__in=IngestJob.FINAL).filter(
+        created_at__lt=now - timedelta(seconds=settings.INGEST_TIME_LIMIT))
+    return {
+        "runs_queued": Run.objects.filter(status=Run.Status.QUEUED).count(),
+        "runs_running": Run.objects.filter(status=Run.Status.RUNNING).count(),
+        "runs_late": list(runs_late.order_by("created_at").values_list("pk", flat=True)[:50]),
+        "jobs_queued": IngestJob.objects.filter(status=IngestJob.Status.QUEUED).count(),
+        "jobs_running": IngestJob.objects.filter(status=IngestJob.Status.RUNNING).count(),
+        "jobs_late": list(jobs_late.order_by("created_at").values_list("pk", flat=True)[:50]),
+    }

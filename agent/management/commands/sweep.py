@@ -42,8 +42,7 @@ class Command(BaseCommand):
         else:
             self.stdout.write(f"last sweep: {health.last_at:%Y-%m-%d %H:%M:%S %Z} ({health.age_seconds} s ago), "
                               f"every {health.interval} s")
-            moved = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in health.counts.items() if v)
-            self.stdout.write(f"it moved: {moved or 'nothing'}")
+            self.stdout.write(f"it moved: {health.moved}")
         if health.late:
             self.stderr.write(
                 f"The sweeper is late (no periodic sweep for over {LATE_AFTER_INTERVALS} intervals): is celery "
