@@ -58,10 +58,10 @@ class SweepReport:
 _DIED = "The worker stopped unexpectedly {n} times while working on this; giving up."
 
 
-def _sweep_jobs(now: datetime, report: SweepReport) -> None:
+def _sweep_jobs(now: datetime, report: SweepReport, no_worker_alive: bool) -> None:
     from knowledge.tasks import ingest_document
 
-    dead_before = now - timedelta(seconds=settings.INGEST_TIME_LIMIT) - GRACE
+    dead_before = now if no_worker_alive else now - timedelta(seconds=settings.INGEST_TIME_LIMIT) - GRACE
     stuck = IngestJob.objects.filter(status=IngestJob.Status.RUNNING, started_at__lt=dead_before)
     for job in stuck:
         if job.attempts >= MAX_ATTEMPTS:
@@ -85,10 +85,10 @@ def _sweep_jobs(now: datetime, report: SweepReport) -> None:
                 report.jobs_resent.append(job_id)
 
 
-def _sweep_runs(now: datetime, report: SweepReport) -> None:
+def _sweep_runs(now: datetime, report: SweepReport, no_worker_alive: bool) -> None:
     from agent.tasks import answer_run
 
-    dead_before = now - timedelta(seconds=settings.ANSWER_TIME_LIMIT) - GRACE
+    dead_before = now if no_worker_alive else now - timedelta(seconds=settings.ANSWER_TIME_LIMIT) - GRACE
     for run in Run.objects.filter(status=Run.Status.RUNNING, started_at__lt=dead_before):
         if run.attempts >= MAX_ATTEMPTS:
             if Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
@@ -113,12 +113,17 @@ def _sweep_runs(now: datetime, report: SweepReport) -> None:
                 report.runs_resent.append(run_id)
 
 
-def sweep(*, now: datetime | None = None) -> SweepReport:
-    """Requeue, re-send or fail every job and run that no worker is going to finish."""
+def sweep(*, now: datetime | None = None, no_worker_alive: bool = False) -> SweepReport:
+    """Requeue, re-send or fail every job and run that no worker is going to finish.
+
+    `no_worker_alive`: the caller knows no worker is running (`manage.py run_all` before it
+    starts the only ones), so every RUNNING row is a dead attempt, whatever its age: the
+    work a Ctrl-C interrupted resumes at the next start, not a hard time limit later.
+    """
     now = now or timezone.now()
     report = SweepReport()
-    _sweep_jobs(now, report)
-    _sweep_runs(now, report)
+    _sweep_jobs(now, report, no_worker_alive)
+    _sweep_runs(now, report, no_worker_alive)
     if report.total():
         logger.warning("sweeper: %s", report)
     return report

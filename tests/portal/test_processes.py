@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -40,9 +41,16 @@ def _free_port() -> int:
 
 @dataclass
 class MakeRun:
-    process: subprocess.Popen
     log: Path
     env: dict
+    process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "run_all", "--host", "127.0.0.1", "--port", str(_free_port())],
+            cwd=ROOT, env=self.env, stdout=self.log.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -68,26 +76,30 @@ class MakeRun:
 
 @pytest.fixture
 def make_run(settings, tmp_path):
-    """Start `manage.py run_all` as `make run` does (sweeping every 5 s); stop it afterwards."""
+    """`manage.py run_all` as `make run` runs it (sweeping every 5 s): `.start()`; stopped afterwards."""
     with subprocess_env(settings, tmp_path) as env:
         env["PORTAL_SWEEP_INTERVAL"] = "5"
         env["PORTAL_VAR_DIR"] = str(tmp_path / "var")
-        log = tmp_path / "run_all.log"
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "run_all", "--host", "127.0.0.1", "--port", str(_free_port())],
-            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        make_run = MakeRun(tmp_path / "run_all.log", env)
         try:
-            yield MakeRun(process, log, env)
+            yield make_run
         finally:
-            if process.poll() is None:
+            process = make_run.process
+            if process is not None and process.poll() is None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     os.kill(process.pid, signal.SIGTERM)
                     process.wait(timeout=30)
-            if process.poll() is None:
+            if process is not None and process.poll() is None:
                 os.kill(process.pid, signal.SIGINT)  # a second signal kills every child at once
                 process.wait(timeout=10)
+
+
+def _run(collection, user, **fields) -> Run:
+    from agent.configs import config_hash, config_record, get_config
+
+    config = config_record(get_config("agentic"), backend=settings.LLM_BACKEND, model=settings.LLM_MODEL)
+    return Run.objects.create(collection=collection, user=user, question="Is anyone there?", config_name="agentic",
+                              config=config, config_hash=config_hash(config), **fields)
 
 
 def _alive(pid: int) -> bool:
@@ -103,27 +115,25 @@ def _alive(pid: int) -> bool:
 
 def test_make_run_sweeps_a_stale_run_prints_the_login_last_and_stops_once_on_sigterm(
         make_run, collection, alice, django_user_model):
-    from agent.configs import config_hash, config_record, get_config
     from knowledge.management.commands.demo_setup import DEMO_PASSWORD, DEMO_USERNAME
 
     django_user_model.objects.create_user(DEMO_USERNAME, password=DEMO_PASSWORD)
-    # A run whose worker died long ago: past its hard time limit, so only the sweeper can move it.
-    stale_start = timezone.now() - timedelta(hours=1)
-    config = config_record(get_config("agentic"), backend=settings.LLM_BACKEND, model=settings.LLM_MODEL)
-    run = Run.objects.create(collection=collection, user=alice, question="Is anyone there?", config_name="agentic",
-                             config=config, config_hash=config_hash(config), status=Run.Status.RUNNING,
-                             started_at=stale_start, attempts=1)
-
+    make_run.start()
     ready = make_run.wait_for(r"Grounded is ready at (http://\S+/)  \(log in as demo / grounded-demo\)")
     pids = [make_run.pid(name) for name in ("web", "ingest", "answer", "beat")]
-    # The login line is the last thing the start-up prints (a request log line of the
-    # readiness probe may come before it, never after).
-    assert make_run.output().rstrip().endswith("Ctrl-C stops it"), make_run.output()[-2000:]
-    import urllib.request
-
+    # The login line comes after the start-up lines of every process (web, both workers' queue
+    # lists, beat's configuration), not buried under them.
+    output = make_run.output()
+    for banner_line in (r"Starting development server at", r"\.> answer\s+exchange=", r"\.> ingest\s+exchange=",
+                        r"\. scheduler -> "):
+        last = [m.start() for m in re.finditer(banner_line, output)]
+        assert last and last[-1] < ready.start(), (banner_line, output[-3000:])
     with urllib.request.urlopen(ready.group(1) + "accounts/login/", timeout=5) as response:
         assert response.status == 200
 
+    # A run whose worker died long ago, past its hard time limit: only the sweeper can move it.
+    stale_start = timezone.now() - timedelta(hours=1)
+    run = _run(collection, alice, status=Run.Status.RUNNING, started_at=stale_start, attempts=1)
     # Beat sends agent.sweep every 5 s; a worker runs it and the stale run is re-queued
     # (and then claimed again by the answer worker: a new started_at, a second attempt).
     deadline = time.monotonic() + 60
@@ -154,8 +164,19 @@ def test_make_run_sweeps_a_stale_run_prints_the_login_last_and_stops_once_on_sig
     assert not [pid for pid in pids if _alive(pid)], "a process outlived run_all"
 
 
-def test_beat_comes_back_after_kill_9_and_ctrl_c_stops_everything_quietly(make_run):
+def test_work_left_running_resumes_at_start_beat_comes_back_after_kill_9_and_ctrl_c_stops_quietly(
+        make_run, collection, alice):
+    # Left RUNNING a moment ago by a worker that was killed when Grounded last stopped.
+    interrupted = _run(collection, alice, status=Run.Status.RUNNING, started_at=timezone.now(), attempts=1)
+    make_run.start()
+    make_run.wait_for(r"Re-queued 1 run\(s\) and 0 ingest job\(s\) left running")
     make_run.wait_for(r"Grounded is ready at")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not Run.objects.get(pk=interrupted.pk).is_final:
+        time.sleep(0.5)
+    interrupted.refresh_from_db()
+    assert interrupted.status == Run.Status.DONE and interrupted.attempts == 2, (interrupted.status, interrupted.error)
+
     beat = make_run.pid("beat")
     os.kill(beat, signal.SIGKILL)
     restarted = int(make_run.wait_for(r"restarted beat \(pid (\d+)\)", timeout=30).group(1))

@@ -58,6 +58,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", default=os.environ.get("PORT", "8000"))
         parser.add_argument("--stop-timeout", type=float, default=10.0,
                             help="seconds a process may take to stop before it is killed")
+        parser.add_argument("--no-resume", action="store_true",
+                            help="do not re-queue the runs and ingest jobs left running by the previous start "
+                                 "(use when other workers share this database)")
 
     def handle(self, *args: object, **options: object) -> None:
         path = Path(str(options["procfile"]))
@@ -65,6 +68,8 @@ class Command(BaseCommand):
             specs = parse_procfile(path.read_text())
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
+        if not options["no_resume"]:
+            self._resume(specs)
         host, port = str(options["host"]), str(options["port"])
         env = {**os.environ, "HOST": host, "PORT": port}
         supervisor = Supervisor(specs, env=env, cwd=str(settings.BASE_DIR), out=sys.stdout,
@@ -73,6 +78,19 @@ class Command(BaseCommand):
         code = supervisor.run()
         if code:
             raise SystemExit(code)
+
+    def _resume(self, specs: list[ProcessSpec]) -> None:
+        """Work left RUNNING when the last run_all stopped (a worker killed after the stop
+        timeout) goes back to the queue now: the workers about to start are the only ones."""
+        from agent.sweeper import sweep
+
+        if not any(_CELERY_WORKER.search(s.command) for s in specs):
+            return
+        report = sweep(no_worker_alive=True)
+        resumed = len(report.runs_requeued) + len(report.jobs_requeued)
+        if resumed:
+            self.stdout.write(f"Re-queued {len(report.runs_requeued)} run(s) and {len(report.jobs_requeued)} "
+                              "ingest job(s) left running when Grounded last stopped.")
 
     def _announce(self, supervisor: Supervisor, specs: list[ProcessSpec], host: str, port: str) -> None:
         """Print the URL and the login last: once the web server answers and every worker pings back."""
