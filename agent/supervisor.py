@@ -82,7 +82,8 @@ class Supervisor:
     """Start, watch and stop the processes of a Procfile. `run()` returns the exit code."""
 
     def __init__(self, specs: list[ProcessSpec], *, env: Mapping[str, str] | None = None,
-                 cwd: str | None = None, out: TextIO | None = None, stop_timeout: float = 10.0) -> None:
+                 cwd: str | None = None, out: TextIO | None = None, stop_timeout: float = 10.0,
+                 first_backoff: float = 1.0) -> None:
         self.children = [_Child(spec) for spec in specs]
         self.env = dict(os.environ if env is None else env)
         # Children find `python` and `celery` of the same virtualenv as the supervisor, and
@@ -92,6 +93,7 @@ class Supervisor:
         self.cwd = cwd
         self.out = out or sys.stdout
         self.stop_timeout = stop_timeout
+        self.first_backoff = first_backoff
         self.width = max([len(s.name) for s in specs] + [len("grounded")])
         self._print_lock = threading.Lock()
         self._stop_requested = threading.Event()
@@ -162,7 +164,7 @@ class Supervisor:
             self.exit_code = 1
             self._stop_requested.set()
             return
-        delay = min(MAX_BACKOFF, 2.0 ** (child.quick_exits - 1))
+        delay = min(MAX_BACKOFF, self.first_backoff * 2.0 ** (child.quick_exits - 1))
         self.say(f"{child.spec.name} exited ({how}); restarting it in {delay:g} s")
         child.restart_at = now + delay
 
