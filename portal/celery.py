@@ -30,11 +30,14 @@ app.autodiscover_tasks()
 
 @app.on_after_configure.connect
 def _make_broker_folders(sender: Celery, **kwargs: object) -> None:
-    # kombu's filesystem transport expects its folders to exist.
+    # kombu's filesystem transport expects its folders to exist, and beat its schedule's
+    # folder (var/ is not there yet on a fresh clone with PostgreSQL and Redis configured).
     options = sender.conf.broker_transport_options or {}
     for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
         if key in options:
             Path(options[key]).mkdir(parents=True, exist_ok=True)
+    if sender.conf.beat_schedule_filename:
+        Path(sender.conf.beat_schedule_filename).parent.mkdir(parents=True, exist_ok=True)
 
 
 class _WholeMessageChannel(filesystem.Channel):
