@@ -85,6 +85,9 @@ class _Candidate:
     quote: str
     context: str  # the previous sentence and the document title: what "it" and "we" refer to
     terms: set[str]
+    # The sentence as the splitter gave it: the index build already embedded exactly this
+    # text (EmbeddingCache), so its vector costs a cache read, not a model run.
+    raw: str = ""
 
 
 class LocalAuditor:
@@ -114,7 +117,7 @@ class LocalAuditor:
                 if quote and len(quote) <= _MAX_SENTENCE_CHARS:
                     terms = term_set(quote)
                     if wanted & (terms | title_terms):
-                        out.append(_Candidate(i, quote, f"{previous} {source.document_title}", terms))
+                        out.append(_Candidate(i, quote, f"{previous} {source.document_title}", terms, raw))
                 previous = raw
         return out
 
@@ -127,7 +130,7 @@ class LocalAuditor:
         facts = _facts(question, plan)
         cands = self._candidates(facts, plan.premise, sources)
         texts = [c.quote for c in cands]
-        vecs = self._vectors(facts + ([plan.premise] if plan.premise else []) + texts)
+        vecs = self._vectors(facts + ([plan.premise] if plan.premise else []) + [c.raw or c.quote for c in cands])
         fact_vecs = vecs[: len(facts)]
         premise_vec = vecs[len(facts)] if plan.premise else None
         sent_vecs = vecs[len(facts) + (1 if plan.premise else 0):]

@@ -22,7 +22,9 @@ import re
 from agent.local.text import is_prose
 
 _LIST_MARKER = re.compile(r"^(?:[-*+•▪◦]|#{1,6}|>\s*|\d{1,2}[.)])\s+")
-_SECTION_NUMBER = re.compile(r"^(?:[A-Z]\.|\d{1,2}(?:\.\d{1,2}){0,3}\.?|[IVX]{1,4}\.)\s+(?=\S)")
+_SECTION_NUMBER = re.compile(
+    r"^(?:(?:Appendix|Section|Chapter)\s+[A-Z0-9](?:\.\d{1,2})*\.?|[A-Z]\.\d{0,2}(?:\.\d{1,2})*|"
+    r"\d{1,2}(?:\.\d{1,2}){0,3}\.?|[IVX]{1,4}\.)\s+(?=\S)")
 _LABEL_START = re.compile(r"^(?:figure|fig\.|table|tab\.|algorithm|listing|appendix|equation|eq\.)\s*[A-Z]?\d",
                           re.IGNORECASE)
 _REFERENCE = re.compile(

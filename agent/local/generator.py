@@ -86,15 +86,17 @@ class ExtractiveGenerator:
 
     def _baseline(self, question: str, sources: list[Source]) -> Draft:
         cands = []
+        raws = []
         for n, src in enumerate(sources, start=1):
             for raw in split_sentences(src.text):
                 quote = eligible(raw)
                 if quote and len(quote) <= 600:
                     cands.append((n, quote))
+                    raws.append(raw)  # the text the index already embedded (EmbeddingCache)
         if not cands:
             return Draft(outcome=Outcome.ANSWER, sentences=[])
         embed = self._embed or get_embed()
-        vecs = embed([question] + [s for _, s in cands])
+        vecs = embed([question, *raws])
         sims = vecs[1:] @ vecs[0]
         order = np.argsort(-sims)[:BASELINE_SENTENCES]
         return Draft(outcome=Outcome.ANSWER, sentences=[
