@@ -72,3 +72,10 @@ def test_a_whole_paper_summary_says_what_the_offline_backend_cannot_do(indexed, 
     run = _answer(indexed, alice, "Summarize the Lumen paper.")
     assert run.outcome == Run.Outcome.CLARIFY
     assert "cannot summarise" in run.answer and "not enough evidence" not in run.answer
+
+
+def test_the_ask_form_says_what_the_offline_backend_does(indexed, alice, client, settings):
+    settings.LLM_BACKEND = "local"
+    client.force_login(alice)
+    page = client.get(reverse("knowledge:collection_detail", args=[indexed.slug])).content.decode()
+    assert "quoted verbatim" in page and "does not summarise" in page
