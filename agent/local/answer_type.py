@@ -74,10 +74,12 @@ def need_of(question: str) -> Need:
     return Need("other", [])
 
 
-def offers(need: Need, question: str, sentence: str) -> float:
-    """How well the sentence holds the kind of answer needed, in [0, 1]; 0 rules it out."""
+def offers(need: Need, question: str, sentence: str, *, context: str = "") -> float:
+    """How well the sentence holds the kind of answer needed, in [0, 1]; 0 rules it out.
+    `context` (the sentence before) may carry the focus: "We try three pooling strategies.
+    The default is MEAN." names the default pooling strategy."""
     # "How many warmup steps": a sentence about neither warmup nor steps gives no such number.
-    focus_ok = not need.focus or bool(set(need.focus) & term_set(sentence))
+    focus_ok = not need.focus or bool(set(need.focus) & (term_set(sentence) | term_set(context)))
     if need.kind == "number":
         fresh = numbers(sentence) - numbers(question)
         # Spelled numbers count too ("eight heads").

@@ -24,6 +24,7 @@ devbench, agent.local.calibration); see docs/benchmarks.md for held-out figures.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from agent.local.eligibility import eligible, is_injection
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.reformulator import PREMISE_PREFIX
 from agent.local.scoring import score_sentences
-from agent.local.text import anchor_coverage, anchor_terms, content_terms, split_sentences, term_set
+from agent.local.text import anchor_coverage, anchor_terms, content_terms, coverage, split_sentences, term_set
 from agent.types import (
     AuditResult,
     Conflict,
@@ -141,6 +142,14 @@ class LocalAuditor:
         for source in sources:
             doc_terms[_doc_key(source)] |= term_set(f"{source.document_title} {source.section} {source.text}")
 
+        # Terms many candidates share say little about which one answers: rarer ones
+        # ("default" among sentences that all say "pooling strategy") decide the ranking.
+        df: dict[str, int] = defaultdict(int)
+        for cand in cands:
+            for t in cand.terms:
+                df[t] += 1
+        idf = {t: math.log(1 + len(cands) / (1 + n)) for t, n in df.items()}
+
         audits: list[FactAudit] = []
         missing: list[str] = []
         conflicts: list[Conflict] = []
@@ -148,21 +157,30 @@ class LocalAuditor:
             need = need_of(fact)
             scores = score_sentences(fact, fvec, texts, sent_vecs, w_coverage=p.w_coverage)
             anchors = anchor_terms(fact)
+            terms = content_terms(fact)
             ranked = []
             for sc in scores:
-                if sc.support < p.partial_min:
-                    continue
                 cand = cands[sc.index]
-                fit = offers(need, fact, cand.quote)
+                # The sentence before counts at half weight: "The default is MEAN." answers
+                # "which pooling strategy ..." after "We try three pooling strategies".
+                cov = sc.coverage + 0.5 * (coverage(terms, cand.terms | term_set(cand.context)) - sc.coverage)
+                support = max(sc.support, p.w_coverage * cov + (1 - p.w_coverage) * sc.similarity)
+                if support < p.partial_min:
+                    continue
+                fit = offers(need, fact, cand.quote, context=cand.context)
                 if fit <= 0:
                     continue
                 if anchors and anchor_coverage(anchors, doc_terms[_doc_key(sources[cand.source_index])]) < p.anchor_min:
                     continue
-                ranked.append(((1 - p.type_weight) * sc.support + p.type_weight * fit, sc))
+                # A term no candidate has (a name only the title carries) tells none apart.
+                weights = {t: idf[t] for t in terms if t in idf}
+                total = sum(weights.values())
+                weighted = sum(w for t, w in weights.items() if t in cand.terms) / total if total else 0.0
+                ranked.append(((1 - p.type_weight) * (support + weighted) / 2 + p.type_weight * fit, support, sc))
             ranked.sort(key=lambda r: -r[0])
             picked: list[SupportingSentence] = []
             picked_terms: list[set[str]] = []
-            for _, sc in ranked:
+            for _, support, sc in ranked:
                 if len(picked) >= p.sentences_per_fact:
                     break
                 cand = cands[sc.index]
@@ -172,14 +190,14 @@ class LocalAuditor:
                 start = find_quote(cand.quote, source.text)
                 if start < 0:
                     continue
-                label = SupportLabel.SUPPORTED if sc.support >= p.support_min else SupportLabel.PARTIAL
+                label = SupportLabel.SUPPORTED if support >= p.support_min else SupportLabel.PARTIAL
                 picked.append(SupportingSentence(
-                    chunk_id=source.chunk_id, quote=cand.quote, label=label, score=round(sc.support, 4),
+                    chunk_id=source.chunk_id, quote=cand.quote, label=label, score=round(support, 4),
                     verified=True, quote_start=start,
                 ))
                 picked_terms.append(cand.terms)
-            conflict = self._conflict(fact, picked, [cands[sc.index] for _, sc in ranked[:6]], sources,
-                                      {sc.index: sc.support for _, sc in ranked}, cands, sibling_map)
+            conflict = self._conflict(fact, picked, [cands[sc.index] for _, _, sc in ranked[:6]], sources,
+                                      {sc.index: support for _, support, sc in ranked}, cands, sibling_map)
             if conflict is not None:
                 conflicts.append(conflict)
             label = picked[0].label if picked else SupportLabel.UNSUPPORTED
@@ -245,16 +263,21 @@ class LocalAuditor:
         anchors = [a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)]
         best = None
         confirmed = False
+        terms = content_terms(premise)
         for sc in score_sentences(premise, pvec, [c.quote for c in cands], sent_vecs, w_coverage=p.w_coverage):
             cand = cands[sc.index]
             source = sources[cand.source_index]
             about = not anchors or anchor_coverage(anchors, doc_terms[_doc_key(source)]) >= p.anchor_min
-            if sc.support < min(p.premise_contradict_min, p.premise_support_min) or not about:
+            # A short sentence leans on the one before it ("We try MEAN and MAX. The default
+            # is MEAN."): its relevance counts the terms of that context too.
+            in_context = coverage(terms, cand.terms | term_set(cand.context))
+            relevance = max(sc.support, p.w_coverage * in_context + (1 - p.w_coverage) * sc.similarity)
+            if relevance < min(p.premise_contradict_min, p.premise_support_min) or not about:
                 continue
             cue = contradiction_cue(premise, cand.quote, sibling_map=sibling_map, context=cand.context)
-            if cue and sc.support >= p.premise_contradict_min:
-                if best is None or sc.support > best[0]:
-                    best = (sc.support, source, cand.quote, cue)
+            if cue and relevance >= p.premise_contradict_min:
+                if best is None or relevance > best[0]:
+                    best = (relevance, source, cand.quote, cue)
             elif not cue and sc.support >= p.premise_support_min:
                 confirmed = True
         if best is None:
