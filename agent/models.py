@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.db import models
 
+from agent.types import Step, step_read
 from knowledge.models import Chunk, Collection
+
+logger = logging.getLogger(__name__)
 
 
 class Run(models.Model):
@@ -89,8 +94,11 @@ class RunStep(models.Model):
     ordinal = models.PositiveIntegerField()
     kind = models.CharField(max_length=20, choices=Kind.choices)
     attempt = models.PositiveIntegerField(default=0)  # 0 = first pass, 1..2 = retries
+    # The JSON of one agent.types.Step model (its INPUT fields / the rest), read back with
+    # RunStep.record(); schema_version is agent.types.STEP_SCHEMA_VERSION when it was written.
     input = models.JSONField(default=dict, blank=True)
     output = models.JSONField(default=dict, blank=True)
+    schema_version = models.PositiveSmallIntegerField(default=1)
     duration_ms = models.PositiveIntegerField(default=0)
     llm_calls = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveIntegerField(default=0)
@@ -104,6 +112,20 @@ class RunStep(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}#{self.ordinal} {self.kind}"
+
+    def record(self) -> Step | None:
+        """The typed step, or None when no step model reads this row (logged).
+
+        The one fallback for rows the models do not read: rows written before
+        schema_version existed were given version 1 by the migration, which is the shape
+        the loop has always written, so only a hand-edited row or one from a newer schema
+        ends here. Readers then show the step's kind and timing without its details.
+        """
+        try:
+            return step_read(self.kind, self.input, self.output, schema_version=self.schema_version)
+        except ValueError as exc:
+            logger.warning("run step %s (%s) is not readable: %s", self.pk, self.kind, exc)
+            return None
 
 
 class Citation(models.Model):

@@ -145,6 +145,7 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     from agent.configs import RunConfig, build_roles
     from agent.loop import AgentLoop, Stage, StepRecord
     from agent.retrieval import CollectionRetriever, ThreadRetriever
+    from agent.types import STEP_SCHEMA_VERSION
 
     run = run_claim(run_id)
     if run is None:
@@ -165,9 +166,11 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
 
     def on_step(step: StepRecord) -> None:
         ordinal[0] += 1
+        data_in, data_out = step.step.columns()
         RunStep.objects.create(
-            run=run, ordinal=ordinal[0], kind=step.kind, attempt=step.attempt, input=step.input,
-            output=step.output, duration_ms=step.duration_ms, llm_calls=step.usage.calls,
+            run=run, ordinal=ordinal[0], kind=step.kind, attempt=step.attempt, input=data_in,
+            output=data_out, schema_version=STEP_SCHEMA_VERSION, duration_ms=step.duration_ms,
+            llm_calls=step.usage.calls,
             prompt_tokens=step.usage.prompt_tokens, completion_tokens=step.usage.completion_tokens,
             cost_usd=Decimal(str(round(step.usage.cost_usd, 6))),
         )

@@ -21,6 +21,7 @@ from django.utils.text import slugify
 
 from agent import benchmarking as bm
 from agent.models import BenchmarkQuestion, BenchmarkRun, BenchmarkSet, Citation, Review, Run, RunStep
+from agent.types import RetrieveStep
 from knowledge.models import Chunk, Collection, Role
 from knowledge.selectors import collection_role, role_at_least
 
@@ -241,16 +242,13 @@ def run_execute_in_process(run: Run) -> None:
 
 
 def _retrieved_ids(run: Run, steps: list[RunStep]) -> list[int]:
-    ids: list = list(run.context_chunk_ids or [])
-    for step in steps:
-        out = step.output if isinstance(step.output, dict) else {}
-        # agent.loop records {"per_query": {query: [{"chunk_id", ...}, ...]}}; flat lists are read too.
-        hits = out.get("hits") or out.get("chunk_ids") or out.get("results") or []
-        per_query = out.get("per_query")
-        if isinstance(per_query, dict):
-            hits = [h for query_hits in per_query.values() if isinstance(query_hits, list) for h in query_hits]
-        ids += [h.get("chunk_id") if isinstance(h, dict) else h for h in hits]
-    return list(dict.fromkeys(i for i in ids if isinstance(i, int)))
+    """The context handed to the generator, then every chunk the retrieve steps found."""
+    ids: list[int] = list(run.context_chunk_ids)
+    for row in steps:
+        step = row.record()
+        if isinstance(step, RetrieveStep):
+            ids += step.chunk_ids()
+    return list(dict.fromkeys(ids))
 
 
 def run_records(*, runs: QuerySet[Run], config_key: Callable[[Run], str] | None = None) -> list[bm.RunRecord]:

@@ -12,7 +12,7 @@ from agent import services, tasks
 from agent.configs import build_roles, get_config
 from agent.loop import AgentLoop
 from agent.models import Citation, Run, RunStep
-from agent.types import Outcome, Source
+from agent.types import STEP_MODELS, STEP_SCHEMA_VERSION, Outcome, Source
 from knowledge.indexing import index_rebuild
 from tests.factories import make_chunk, make_document
 
@@ -85,6 +85,11 @@ def test_the_task_answers_with_citation_rows(indexed, alice):
     assert "[1]" in run.answer
     kinds = list(run.steps.values_list("kind", flat=True))
     assert kinds[:3] == ["plan", "retrieve", "audit"] and kinds[-2:] == ["generate", "verify"]
+    # Every row reads back as its step model, and writing that model again gives the same JSON.
+    for row in run.steps.all():
+        step = row.record()
+        assert isinstance(step, STEP_MODELS[row.kind]) and row.schema_version == STEP_SCHEMA_VERSION
+        assert step.columns() == (row.input, row.output)
     assert run.latency_ms is not None and run.progress_current == run.progress_max > 0
     assert run.context_chunk_ids and run.finished_at is not None
 

@@ -7,8 +7,18 @@ import re
 import pytest
 from django.urls import NoReverseMatch, reverse
 
-from agent.models import Run
+from agent.models import Run, RunStep
 from agent.presentation import answer_html, quote_span, stage_view
+from agent.types import (
+    AuditStep,
+    FactAudit,
+    PlanStep,
+    PremiseCheck,
+    RetrieveStep,
+    SourceBrief,
+    SupportLabel,
+    Verdict,
+)
 from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
 
 pytestmark = pytest.mark.django_db
@@ -20,6 +30,10 @@ CHUNK_TEXT = (
 QUOTE = "saturates repeated terms with k1 = 1.5"
 
 
+def _retrieve(query: str, *chunk_ids: int) -> RetrieveStep:
+    return RetrieveStep(queries=[query], k=5, per_query={query: [SourceBrief(chunk_id=i) for i in chunk_ids]})
+
+
 @pytest.fixture
 def answered(collection, alice):
     document = make_document(collection=collection, title="Okapi at TREC")
@@ -28,10 +42,9 @@ def answered(collection, alice):
         collection=collection, user=alice, answer="BM25 saturates term frequency [1]. Unknown [7].",
         latency_ms=1234, cost_usd="0.001200", llm_calls=3,
     )
-    make_step(run=run, kind="plan", output={"sub_queries": ["bm25 term saturation"], "complexity": "simple"})
-    make_step(run=run, kind="retrieve", input={"query": "bm25 term saturation"},
-              output={"hits": [{"chunk_id": chunk.pk}]}, duration_ms=40)
-    make_step(run=run, kind="audit", output={"verdict": "SUFFICIENT", "missing": []})
+    make_step(run=run, step=PlanStep(question=run.question, sub_queries=["bm25 term saturation"]))
+    make_step(run=run, step=_retrieve("bm25 term saturation", chunk.pk), duration_ms=40)
+    make_step(run=run, step=AuditStep(sources=[chunk.pk], can_retry=True, verdict=Verdict.SUFFICIENT))
     make_citation(run=run, chunk=chunk, marker=1, quote=QUOTE)
     return run
 
@@ -134,7 +147,7 @@ def test_the_status_endpoint_sends_fragments_only_when_something_changed(client,
     first = client.get(url).json()
     assert first["final"] is False and set(first["fragments"]) == {"summary", "stages", "answer"}
     assert client.get(url, {"since": first["updated"]}).json()["fragments"] == {}
-    make_step(run=run, kind="plan", output={"sub_queries": ["what is k1", "what is b"]})
+    make_step(run=run, step=PlanStep(question=run.question, sub_queries=["what is k1", "what is b"]))
     Run.objects.filter(pk=run.pk).update(stage="RETRIEVING", progress_current=1, progress_max=6)
     second = client.get(url, {"since": first["updated"]}).json()
     assert second["updated"] != first["updated"]
@@ -167,8 +180,9 @@ def test_a_refusal_says_what_was_searched_and_the_closest_passages(client, colle
     chunk = make_chunk(document=document, text="Dense retrievers embed queries and passages.", page_start=2)
     run = make_run(collection=collection, user=alice, outcome=Run.Outcome.REFUSAL, answer="",
                    missing_evidence="No document mentions the price of tea.", context_chunk_ids=[chunk.pk])
-    make_step(run=run, kind="retrieve", input={"query": "price of tea in 1850"}, output={"hits": []})
-    make_step(run=run, kind="audit", output={"verdict": "INSUFFICIENT_REFUSE", "missing": ["the price of tea"]})
+    make_step(run=run, step=_retrieve("price of tea in 1850"))
+    make_step(run=run, step=AuditStep(sources=[], can_retry=False, verdict=Verdict.INSUFFICIENT_REFUSE,
+                                      missing=["the price of tea"]))
     body = _login(client, alice, password).get(reverse("agent:run_detail", args=[run.pk])).content.decode()
     assert "Not answered" in body and "What was searched" in body and "price of tea in 1850" in body
     assert "Closest passages found" in body and "Dense retrievers embed queries" in body
@@ -232,9 +246,20 @@ def test_a_stale_quote_offset_is_not_trusted():
 
 
 def test_stage_summary_reads_counts_and_missing_facts():
-    view = stage_view("audit", {}, {"verdict": "INSUFFICIENT_RETRY", "missing": [{"fact": "the value of b"}]})
+    audit = AuditStep(sources=[1], can_retry=True, verdict=Verdict.INSUFFICIENT_RETRY, missing=["the value of b"])
+    view = stage_view("audit", audit)
     assert view.verdict == "INSUFFICIENT_RETRY" and view.missing == ["the value of b"]
-    assert stage_view("retrieve", {"query": "q"}, {"chunk_ids": [1, 2, 3]}).hits == 3
+    assert stage_view("retrieve", _retrieve("q", 1, 2, 3)).hits == 3
+
+
+def test_a_step_no_model_reads_shows_its_title_and_timing_only(client, collection, alice, password):
+    run = make_run(collection=collection, user=alice)
+    RunStep.objects.create(run=run, ordinal=0, kind="audit", output={"verdict": "MAYBE"}, duration_ms=77)
+    assert RunStep.objects.get(run=run).record() is None
+    view = stage_view("audit", None, duration_ms=77)
+    assert (view.title, view.duration_ms, view.verdict, view.notes) == ("Audit", 77, "", [])
+    body = _login(client, alice, password).get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+    assert 'data-stage="audit"' in body and "77 ms" in body and "MAYBE" not in body
 
 
 def test_the_collection_page_has_the_ask_form_and_the_search_box(client, collection, bob, password):
@@ -316,14 +341,17 @@ def test_retry_asks_the_same_question_with_the_same_config_as_a_new_run(client, 
     assert (new.question, new.config_name, new.status) == ("Why did it fail?", "bm25", "queued")
 
 
-def test_stage_summary_of_the_loop_records(collection, alice):
-    retrieve = stage_view(
-        "retrieve", {"queries": ["a", "b"], "k": 5},
-        {"per_query": {"a": [{"chunk_id": 1}, {"chunk_id": 2}], "b": [{"chunk_id": 2}]}},
+def test_stage_summary_of_the_loop_records():
+    retrieve = RetrieveStep(queries=["a", "b"], k=5, per_query={
+        "a": [SourceBrief(chunk_id=1), SourceBrief(chunk_id=2)], "b": [SourceBrief(chunk_id=2)],
+    })
+    view = stage_view("retrieve", retrieve)
+    assert view.per_query == [("a", 2), ("b", 1)] and view.hits == 2
+    audit = AuditStep(
+        sources=[1, 2], can_retry=False, verdict=Verdict.PARTIALLY_SUFFICIENT, missing=["b value"],
+        facts=[FactAudit(fact="k1 value", label=SupportLabel.SUPPORTED)],
+        premise=PremiseCheck(contradicted=True, reason="It was 1994."),
     )
-    assert retrieve.per_query == [("a", 2), ("b", 1)] and retrieve.hits == 2
-    audit = stage_view("audit", {}, {"facts": [{"fact": "k1 value", "label": "supported"}],
-                                     "verdict": "PARTIALLY_SUFFICIENT", "missing": ["b value"],
-                                     "premise": {"contradicted": True, "reason": "It was 1994."}})
-    assert audit.fact_labels == [("k1 value", "supported")] and audit.missing == ["b value"]
-    assert "Premise contradicted: It was 1994." in audit.notes
+    view = stage_view("audit", audit)
+    assert view.fact_labels == [("k1 value", "supported")] and view.missing == ["b value"]
+    assert "Premise contradicted: It was 1994." in view.notes
