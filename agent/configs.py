@@ -42,7 +42,13 @@ CONFIGS: dict[str, RunConfig] = {
         RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2),
     )
 }
+# The one list of configuration names (the ask form, the API, benchmarks).
 CONFIG_NAMES = tuple(CONFIGS)
+
+
+def config_choices(default: str) -> list[str]:
+    """The configuration names, `default` first when it is one of them (what a user may pick)."""
+    return [default, *[n for n in CONFIG_NAMES if n != default]] if default in CONFIG_NAMES else list(CONFIG_NAMES)
 
 
 def get_config(name: str) -> RunConfig:

@@ -5,10 +5,12 @@ import logging
 from django.conf import settings
 from django.db import models
 
-from agent.types import Step, step_read
+from agent.types import Outcome, Step, step_read
 from knowledge.models import Chunk, Collection
 
 logger = logging.getLogger(__name__)
+
+OUTCOME_CHOICES = [(o.value, o.label) for o in Outcome]
 
 
 class Run(models.Model):
@@ -19,12 +21,6 @@ class Run(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
-
-    class Outcome(models.TextChoices):
-        ANSWER = "ANSWER", "Answer"
-        PARTIAL = "PARTIAL", "Partial answer"
-        REFUSAL = "REFUSAL", "Refusal"
-        FALSE_PREMISE = "FALSE_PREMISE", "False premise"
 
     FINAL = (Status.DONE, Status.FAILED)
 
@@ -40,7 +36,7 @@ class Run(models.Model):
     stage = models.CharField(max_length=40, blank=True)  # message key of the current stage
     progress_current = models.PositiveIntegerField(default=0)
     progress_max = models.PositiveIntegerField(default=0)
-    outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
+    outcome = models.CharField(max_length=20, choices=OUTCOME_CHOICES, blank=True)
     verdict = models.CharField(max_length=40, blank=True)
     answer = models.TextField(blank=True)
     missing_evidence = models.TextField(blank=True)

@@ -13,6 +13,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from agent.types import AuditStep, GenerateStep, PlanStep, ReformulateStep, RetrieveStep, Step, VerifyStep
+from agent.verify import quote_span
 
 MARKER_RE = re.compile(r"\[(\d+)\]")
 
@@ -57,32 +58,8 @@ def answer_html(text: str, *, markers: set[int], panel_url: str) -> SafeString:
     return mark_safe("\n".join(out))
 
 
-def quote_span(chunk_text: str, quote: str, quote_start: int) -> tuple[int, int] | None:
-    """Where the quoted supporting span sits in the chunk text, or None.
-
-    The recorded offset is trusted only when the text there is the quote; otherwise we look
-    the quote up (exactly, then with any run of whitespace matching any other), so a stale
-    offset never highlights the wrong words.
-    """
-    if not quote:
-        return None
-    if quote_start >= 0 and chunk_text[quote_start : quote_start + len(quote)] == quote:
-        return quote_start, quote_start + len(quote)
-    found = chunk_text.find(quote)
-    if found >= 0:
-        return found, found + len(quote)
-    # The auditor compares whitespace-normalised text, so a verified quote may span a line
-    # or paragraph break that it wrote as one space.
-    words = quote.split()
-    if not words:
-        return None
-    pattern = re.compile(r"\s+".join(re.escape(w) for w in words))
-    match = (pattern.match(chunk_text, quote_start) if quote_start >= 0 else None) or pattern.search(chunk_text)
-    return match.span() if match else None
-
-
 def highlighted_html(chunk_text: str, quote: str, quote_start: int) -> SafeString:
-    span = quote_span(chunk_text, quote, quote_start)
+    span = quote_span(quote, chunk_text, quote_start)
     if span is None:
         return escape(chunk_text)
     start, end = span

@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from agent import benchmarking as bm
+from agent.configs import CONFIG_NAMES
 from agent.models import BenchmarkQuestion, BenchmarkRun, BenchmarkSet, Citation, Review, Run, RunStep
 from agent.types import RetrieveStep
 from knowledge.models import Chunk, Collection, Role
@@ -28,25 +29,6 @@ from knowledge.selectors import collection_role, role_at_least
 # Share of live (non-benchmark) runs offered for review, chosen by a hash of the run id so
 # every reviewer is offered the same sample: overlapping grades are what kappa needs.
 LIVE_SAMPLE_PERCENT = getattr(settings, "REVIEW_LIVE_SAMPLE_PERCENT", 20)
-
-# The configurations the agent loop defines (agent.configs); used when that module is absent.
-DEFAULT_CONFIGS = (
-    "naive_dense", "bm25", "hybrid", "hybrid_rerank", "agentic_no_audit", "agentic_no_retry", "agentic", "agentic_rerank",
-)
-
-
-def config_names() -> list[str]:
-    try:
-        from agent import configs
-    except ImportError:
-        return list(DEFAULT_CONFIGS)
-    for attr in ("CONFIG_NAMES", "NAMES"):
-        if hasattr(configs, attr):
-            return list(getattr(configs, attr))
-    if hasattr(configs, "CONFIGS"):
-        return list(configs.CONFIGS)
-    return list(DEFAULT_CONFIGS)
-
 
 # ---------------------------------------------------------------------------
 # Import
@@ -161,7 +143,7 @@ def benchmark_start(
     """
     from agent.services import run_create
 
-    known = config_names()
+    known = CONFIG_NAMES
     configs = list(dict.fromkeys(c.strip() for c in configs if c.strip()))
     bad = [c for c in configs if c not in known]
     if not configs:

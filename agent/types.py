@@ -128,10 +128,24 @@ class Reformulation(BaseModel):
 
 
 class Outcome(StrEnum):
+    """How a run ended: the one list, used by the roles, Run.outcome and the benchmark."""
+
     ANSWER = "ANSWER"
     PARTIAL = "PARTIAL"
     REFUSAL = "REFUSAL"
     FALSE_PREMISE = "FALSE_PREMISE"
+
+    @property
+    def label(self) -> str:
+        return _OUTCOME_LABELS[self]
+
+
+_OUTCOME_LABELS = {
+    Outcome.ANSWER: "Answer",
+    Outcome.PARTIAL: "Partial answer",
+    Outcome.REFUSAL: "Refusal",
+    Outcome.FALSE_PREMISE: "False premise",
+}
 
 
 class DraftSentence(BaseModel):

@@ -17,27 +17,19 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from agent import selectors
-from agent.models import Citation, Run, RunStep
+from agent.configs import config_choices
+from agent.models import OUTCOME_CHOICES, Citation, Run, RunStep
 from agent.presentation import answer_html, highlighted_html, stage_view
-from agent.types import RetrieveStep
+from agent.types import Outcome, RetrieveStep
 from knowledge import selectors as knowledge_selectors
 from knowledge.models import Chunk
-
-
-def config_choices() -> list[str]:
-    """The configuration names a user may pick, the default first."""
-    from agent.configs import CONFIG_NAMES
-
-    names = list(CONFIG_NAMES)
-    default = settings.DEFAULT_RUN_CONFIG
-    return [default, *[n for n in names if n != default]] if default in names else names
 
 
 def ask_context(*, collection=None, collections=None, question: str = "", config_name: str = "") -> dict:
     return {
         "ask_collection": collection,
         "ask_collections": collections,
-        "configs": config_choices(),
+        "configs": config_choices(settings.DEFAULT_RUN_CONFIG),
         "selected_config": config_name or settings.DEFAULT_RUN_CONFIG,
         "question": question,
     }
@@ -121,7 +113,7 @@ def _fragment_context(run: Run) -> dict:
         "citations": citations,
         "answer_html": answer_html(run.answer, markers={c.marker for c in citations}, panel_url=panel_url),
     }
-    if run.outcome == Run.Outcome.REFUSAL:
+    if run.outcome == Outcome.REFUSAL:
         context["searched"] = list(dict.fromkeys(q for s in stages if s.kind == "retrieve" for q in s.queries))
         context["closest"] = _closest_passages(run)
         # The last audit is the one that gave up; earlier ones repeat what it says.
@@ -203,7 +195,7 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("agent:run_detail", pk=new_run.pk)
 
 
-HISTORY_FILTERS = [("", "All"), *Run.Outcome.choices, ("FAILED", "Failed")]
+HISTORY_FILTERS = [("", "All"), *OUTCOME_CHOICES, ("FAILED", "Failed")]
 
 
 @login_required

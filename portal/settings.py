@@ -361,7 +361,7 @@ SPECTACULAR_SETTINGS = {
         "DocumentStatusEnum": "knowledge.models.Document.Status",
         # Ingest jobs and runs share one set of states.
         "JobStatusEnum": "knowledge.models.IngestJob.Status",
-        "RunOutcomeEnum": "agent.models.Run.Outcome",
+        "RunOutcomeEnum": "agent.models.OUTCOME_CHOICES",
         "RoleEnum": "knowledge.models.Role",
         "ReviewGradeEnum": "agent.models.Review.Grade",
     },

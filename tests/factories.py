@@ -41,13 +41,14 @@ def make_chunk(*, document: Document, text: str, **overrides) -> Chunk:
 
 def make_run(*, collection: Collection, user, **overrides):
     from agent.models import Run
+    from agent.types import Outcome
 
     fields = {
         "question": "What does BM25 score?",
         "config_name": "agentic",
         "config_hash": "0" * 64,
         "status": Run.Status.DONE,
-        "outcome": Run.Outcome.ANSWER,
+        "outcome": Outcome.ANSWER,
     }
     fields.update(overrides)
     return Run.objects.create(collection=collection, user=user, **fields)

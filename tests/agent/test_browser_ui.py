@@ -99,7 +99,7 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     page, live_server, collection, alice, password, console_errors
 ):
     from agent.models import Run
-    from agent.types import AuditStep, PlanStep, RetrieveStep, SourceBrief, Verdict
+    from agent.types import AuditStep, Outcome, PlanStep, RetrieveStep, SourceBrief, Verdict
     from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
 
     document = make_document(collection=collection, title="Okapi at TREC-3")
@@ -124,7 +124,7 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     make_step(run=run, step=AuditStep(sources=[chunk.pk], can_retry=True, verdict=Verdict.SUFFICIENT))
     page.locator("[data-stage=audit]").get_by_text("SUFFICIENT").wait_for()
     make_citation(run=run, chunk=chunk, marker=1, quote="saturates term frequency with the constant k1")
-    run.status, run.outcome, run.latency_ms = Run.Status.DONE, Run.Outcome.ANSWER, 850
+    run.status, run.outcome, run.latency_ms = Run.Status.DONE, Outcome.ANSWER, 850
     run.answer = "BM25 saturates repeated terms through k1 [1]."
     run.save()
     page.locator("#run[data-final='1']").wait_for()
@@ -162,15 +162,14 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
 def test_it_shows_a_refusal_card_and_the_history_on_a_phone(
     page, live_server, collection, alice, password, console_errors
 ):
-    from agent.models import Run
-    from agent.types import AuditStep, RetrieveStep, SourceBrief, Verdict
+    from agent.types import AuditStep, Outcome, RetrieveStep, SourceBrief, Verdict
     from tests.factories import make_chunk, make_document, make_run, make_step
 
     document = make_document(collection=collection, title="Dense Passage Retrieval")
     chunk = make_chunk(document=document, page_start=3,
                        text="DPR encodes questions and passages with two BERT encoders.")
     run = make_run(collection=collection, user=alice, question="What was the price of tea in 1850?",
-                   outcome=Run.Outcome.REFUSAL, answer="", context_chunk_ids=[chunk.pk], latency_ms=420,
+                   outcome=Outcome.REFUSAL, answer="", context_chunk_ids=[chunk.pk], latency_ms=420,
                    missing_evidence="No document in this collection is about tea or prices.")
     query = "price of tea 1850"
     make_step(run=run, step=RetrieveStep(queries=[query], k=5, per_query={query: [SourceBrief(chunk_id=chunk.pk)]}))

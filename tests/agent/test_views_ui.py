@@ -8,10 +8,11 @@ import pytest
 from django.urls import NoReverseMatch, reverse
 
 from agent.models import Run, RunStep
-from agent.presentation import answer_html, quote_span, stage_view
+from agent.presentation import answer_html, highlighted_html, stage_view
 from agent.types import (
     AuditStep,
     FactAudit,
+    Outcome,
     PlanStep,
     PremiseCheck,
     RetrieveStep,
@@ -153,7 +154,7 @@ def test_the_status_endpoint_sends_fragments_only_when_something_changed(client,
     assert second["updated"] != first["updated"]
     assert "what is k1" in second["fragments"]["stages"] and "what is b" in second["fragments"]["stages"]
     assert "Retrieving…" in second["fragments"]["summary"] and 'value="1"' in second["fragments"]["summary"]
-    Run.objects.filter(pk=run.pk).update(status=Run.Status.DONE, outcome=Run.Outcome.ANSWER, answer="Done.")
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.DONE, outcome=Outcome.ANSWER, answer="Done.")
     run.refresh_from_db()
     run.save()  # bumps updated_at as the loop does when it finishes
     last = client.get(url, {"since": second["updated"]}).json()
@@ -161,7 +162,7 @@ def test_the_status_endpoint_sends_fragments_only_when_something_changed(client,
 
 
 def test_a_partial_answer_shows_the_missing_evidence_box(client, collection, alice, password):
-    run = make_run(collection=collection, user=alice, outcome=Run.Outcome.PARTIAL, answer="Half of it.",
+    run = make_run(collection=collection, user=alice, outcome=Outcome.PARTIAL, answer="Half of it.",
                    missing_evidence="Nothing says which value of b was used on TREC-3.")
     body = _login(client, alice, password).get(reverse("agent:run_detail", args=[run.pk])).content.decode()
     assert 'class="outcome-box partial"' in body and "Missing evidence" in body
@@ -169,7 +170,7 @@ def test_a_partial_answer_shows_the_missing_evidence_box(client, collection, ali
 
 
 def test_a_false_premise_answer_shows_the_correction_first(client, collection, alice, password):
-    run = make_run(collection=collection, user=alice, outcome=Run.Outcome.FALSE_PREMISE,
+    run = make_run(collection=collection, user=alice, outcome=Outcome.FALSE_PREMISE,
                    answer="BM25 was not introduced in 2015; it dates from TREC-3.")
     body = _login(client, alice, password).get(reverse("agent:run_detail", args=[run.pk])).content.decode()
     assert body.index("Correction") < body.index("BM25 was not introduced in 2015") < body.index("How it was answered")
@@ -178,7 +179,7 @@ def test_a_false_premise_answer_shows_the_correction_first(client, collection, a
 def test_a_refusal_says_what_was_searched_and_the_closest_passages(client, collection, alice, password):
     document = make_document(collection=collection, title="Dense retrieval")
     chunk = make_chunk(document=document, text="Dense retrievers embed queries and passages.", page_start=2)
-    run = make_run(collection=collection, user=alice, outcome=Run.Outcome.REFUSAL, answer="",
+    run = make_run(collection=collection, user=alice, outcome=Outcome.REFUSAL, answer="",
                    missing_evidence="No document mentions the price of tea.", context_chunk_ids=[chunk.pk])
     make_step(run=run, step=_retrieve("price of tea in 1850"))
     make_step(run=run, step=AuditStep(sources=[], can_retry=False, verdict=Verdict.INSUFFICIENT_REFUSE,
@@ -204,7 +205,7 @@ def test_only_a_failed_run_can_be_retried(client, answered, alice, password):
 
 def test_history_lists_my_questions_filtered_by_outcome(client, collection, alice, bob, password):
     make_run(collection=collection, user=alice, question="Alice answered?", latency_ms=2500, cost_usd="0.0100")
-    make_run(collection=collection, user=alice, question="Alice refused?", outcome=Run.Outcome.REFUSAL)
+    make_run(collection=collection, user=alice, question="Alice refused?", outcome=Outcome.REFUSAL)
     make_run(collection=collection, user=alice, question="Alice failed?", status=Run.Status.FAILED, outcome="")
     make_run(collection=collection, user=bob, question="Bob asked?")
     _login(client, alice, password)
@@ -236,13 +237,12 @@ def test_answer_markup_is_escaped_and_only_known_markers_become_buttons():
     assert 'data-panel-url="/runs/5/citations/1/"' in html and "B [2]" in html
 
 
-def test_a_stale_quote_offset_is_not_trusted():
-    text = "alpha beta gamma beta"
-    assert quote_span(text, "beta", 17) == (17, 21)
-    assert quote_span(text, "beta", 0) == (6, 10)
-    assert quote_span(text, "delta", 0) is None
-    # A quote verified on whitespace-normalised text still finds its span across line breaks.
-    assert quote_span("3 Method\n\nOur method predicts queries.", "Method Our method", 2) == (2, 20)
+def test_the_highlight_marks_the_quote_where_the_verifier_found_it():
+    text = "BM25 saturates Term\nFrequency with k1. Okapi BM25 saturates term frequency."
+    assert highlighted_html(text, "bm25 saturates term frequency", 0) == (
+        "<mark>BM25 saturates Term\nFrequency</mark> with k1. Okapi BM25 saturates term frequency."
+    )
+    assert "<mark>" not in highlighted_html(text, "dense retrieval", 0)
 
 
 def test_stage_summary_reads_counts_and_missing_facts():
