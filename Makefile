@@ -49,6 +49,7 @@ test: install-dev
 
 lint: install-dev
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 screenshots: install-dev
 	GROUNDED_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -m browser $(PYTEST_ARGS)
