@@ -13,7 +13,7 @@ export PORTAL_DEBUG ?= 1
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install install-dev migrate demo worker web lint screenshots bench clean
+.PHONY: run test install install-dev migrate demo lint screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -131,10 +131,6 @@ def run_fail(*, run_id: int, error: str, usage=None) -> None:
     )
 
 
-# One progress step per stage; a retry adds reformulate, retrieve and audit again.
-_STAGE_ORDER = ["PLANNING", "RETRIEVING", "AUDITING", "REFORMULATING", "GENERATING", "VERIFYING"]
-
-
 def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     """Claim the run and answer it; returns None if another delivery already has it.
 

@@ -152,8 +152,14 @@ def test_a_run_that_breaks_ends_failed_with_a_reason(indexed, alice, monkeypatch
     assert "index file is corrupt" in run.error and run.finished_at is not None
 
 
-def test_the_task_ignores_a_deleted_run():
-    tasks.answer_run(987654)  # nothing to do, nothing raised
+def test_the_task_ignores_a_run_deleted_while_queued(collection, alice, caplog):
+    run = services.run_create(collection=collection, user=alice, question="What is BM25?", enqueue=False)
+    run_id = run.pk
+    run.delete()
+    with caplog.at_level("INFO", logger="agent.services"):
+        tasks.answer_run(run_id)  # the delivery arrives after the delete: nothing raised
+    assert f"run {run_id} is gone" in caplog.text
+    assert not Run.objects.filter(pk=run_id).exists() and not RunStep.objects.filter(run_id=run_id).exists()
 
 
 class ScriptedRetriever:
