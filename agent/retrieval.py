@@ -67,8 +67,8 @@ def portal_embed() -> EmbedFn:
     from knowledge.embedding_cache import embed_with_cache
     from knowledge.embeddings import get_embedder
 
-    embedder = get_embedder("local")
-    return get_embed(lambda texts: embed_with_cache(texts, embedder=embedder))
+    # The model loads on the first sentence embedded, not here: an LLM-backed run never needs it.
+    return get_embed(lambda texts: embed_with_cache(texts, embedder=get_embedder("local")))
 
 
 class ThreadRetriever:
