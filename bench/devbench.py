@@ -45,8 +45,6 @@ from pathlib import Path
 
 import _devbench_common as common
 
-ALL_CONFIGS = ["naive_dense", "bm25", "hybrid", "hybrid_rerank", "agentic_no_audit", "agentic_no_retry",
-               "agentic", "agentic_rerank"]
 SMALL_CONFIGS = ["hybrid", "agentic_no_retry", "agentic"]
 
 
@@ -126,8 +124,9 @@ def main() -> None:
         _calibrate(collection, [q for q in every if q["split"] == "calibration"])
         return
     questions = _pick([q for q in every if q["split"] == args.split], args.size)
-    configs = [c for c in args.configs.split(",") if c] or (ALL_CONFIGS if args.size == "full" else SMALL_CONFIGS)
+    from agent.configs import CONFIG_NAMES
 
+    configs = [c for c in args.configs.split(",") if c] or (list(CONFIG_NAMES) if args.size == "full" else SMALL_CONFIGS)
     from agent import services_benchmark as sb
     from agent.local import embed as local_embed
     from agent.models import Run

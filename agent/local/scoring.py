@@ -20,8 +20,6 @@ import numpy as np
 from agent.local.contradiction import contradiction_cue
 from agent.local.text import content_terms, coverage, term_set
 
-Label = Literal["supported", "partial", "unsupported", "contradicted"]
-
 
 @dataclass(frozen=True)
 class SentenceScore:

@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from agent import services, tasks
 from agent.models import Run
+from agent.types import Outcome
 from knowledge.indexing import index_rebuild
 from tests.factories import make_chunk, make_document
 
@@ -41,7 +42,7 @@ def _answer(collection, user, question: str) -> Run:
 
 def test_a_vague_question_asks_which_result_is_meant(indexed, alice, client):
     run = _answer(indexed, alice, "what about the results?")
-    assert run.outcome == Run.Outcome.CLARIFY and run.verdict == "CLARIFY"
+    assert run.outcome == Outcome.CLARIFY and run.verdict == "CLARIFY"
     assert 2 <= len(run.suggestions) <= 4
     assert any("Lumen" in s for s in run.suggestions) and any("Harrow" in s for s in run.suggestions)
     assert not run.citations.exists()
@@ -70,7 +71,7 @@ def test_the_api_returns_the_rephrasings(indexed, alice):
 
 def test_a_whole_paper_summary_says_what_the_offline_backend_cannot_do(indexed, alice):
     run = _answer(indexed, alice, "Summarize the Lumen paper.")
-    assert run.outcome == Run.Outcome.CLARIFY
+    assert run.outcome == Outcome.CLARIFY
     assert "cannot summarise" in run.answer and "not enough evidence" not in run.answer
 
 
