@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -375,9 +376,22 @@ else:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
     }
-# Failed logins per username and per client address before a lock-out of LOGIN_LOCKOUT_SECONDS.
+# Login attempts before a lock-out of LOGIN_LOCKOUT_SECONDS (knowledge.lockout): per account
+# from one client address, per account from all addresses, per address over all accounts.
 LOGIN_MAX_FAILURES = env_int("PORTAL_LOGIN_MAX_FAILURES", 10, minimum=1)
+LOGIN_MAX_FAILURES_PER_USER = env_int("PORTAL_LOGIN_MAX_FAILURES_PER_USER", 100, minimum=1)
+LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("PORTAL_LOGIN_MAX_FAILURES_PER_ADDRESS", 100, minimum=1)
 LOGIN_LOCKOUT_SECONDS = env_int("PORTAL_LOGIN_LOCKOUT_SECONDS", 900, minimum=1)
+# Every login form (ours, the admin's) reaches the lock-out through authenticate().
+AUTHENTICATION_BACKENDS = ["knowledge.lockout.LockoutModelBackend"]
+# Reverse proxies (addresses or networks) whose X-Forwarded-For is believed; see
+# knowledge.ratelimit.client_address. Empty: the TCP peer is the client.
+TRUSTED_PROXIES = env_list("PORTAL_TRUSTED_PROXIES", [])
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"PORTAL_TRUSTED_PROXIES item {_proxy!r} is not an address or network.") from None
 
 # ---------------------------------------------------------------------------
 # Production hardening (DEBUG off): `manage.py check --deploy` is clean
