@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import BaseCache, caches
 from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest
@@ -30,8 +30,13 @@ from django.http import HttpRequest
 _PROCESS_LOCK = threading.Lock()
 
 
+def _backend() -> BaseCache:
+    # The backend object itself: `django.core.cache.cache` is a proxy, never an instance of it.
+    return caches["default"]
+
+
 @contextmanager
-def _counter_lock() -> Iterator[None]:
+def _counter_lock(cache: BaseCache) -> Iterator[None]:
     with _PROCESS_LOCK:
         if isinstance(cache, FileBasedCache):
             from filelock import FileLock
@@ -50,6 +55,7 @@ def counter_hit(key: str, *, window: float, amount: int = 1) -> int:
     The first hit starts a window of `window` seconds; later hits keep its expiry, so the
     count falls back to zero `window` seconds after it started.
     """
+    cache = _backend()
     if isinstance(cache, RedisCache):
         # Django's RedisCache.incr checks existence then increments: a key expiring between
         # the two would come back without a TTL. One MULTI/EXEC has no such gap.
@@ -59,9 +65,9 @@ def counter_hit(key: str, *, window: float, amount: int = 1) -> int:
         pipe.set(full_key, 0, ex=max(1, int(window + 0.999)), nx=True)
         pipe.incrby(full_key, amount)
         return int(pipe.execute()[1])
-    with _counter_lock():
+    with _counter_lock(cache):
         now = time.time()
-        count, expires = _read(key, now)
+        count, expires = _read(cache, key, now)
         if expires is None:
             expires = now + window
         count += amount
@@ -70,17 +76,11 @@ def counter_hit(key: str, *, window: float, amount: int = 1) -> int:
         return count
 
 
-def counter_get(key: str) -> int:
-    if isinstance(cache, RedisCache):
-        return int(cache.get(key) or 0)
-    return _read(key, time.time())[0]
-
-
 def counter_reset(key: str) -> None:
-    cache.delete(key)
+    _backend().delete(key)
 
 
-def _read(key: str, now: float) -> tuple[int, float | None]:
+def _read(cache: BaseCache, key: str, now: float) -> tuple[int, float | None]:
     value = cache.get(key)
     if isinstance(value, tuple) and len(value) == 2 and value[1] > now:
         return int(value[0]), float(value[1])

@@ -338,9 +338,10 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # Atomic in the shared cache, so concurrent clients cannot outrun them (knowledge.api_throttle).
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "knowledge.api_throttle.AtomicAnonRateThrottle",
+        "knowledge.api_throttle.AtomicUserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("PORTAL_THROTTLE_ANON", "60/min"),
