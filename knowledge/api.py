@@ -31,6 +31,7 @@ from rest_framework.views import APIView
 
 from knowledge import selectors, services
 from knowledge.api_common import (
+    MAX_ID,
     PAGE_PARAMETERS,
     ordering_field,
     page_of,
@@ -543,13 +544,22 @@ class SearchApi(APIView):
             default="rrf",
             help_text="rrf: reciprocal rank fusion; minmax: weighted min-max fusion; or one retriever alone.",
         )
+        # The LLM reranker is not offered here: a web request must not wait on the LLM (three
+        # slow calls held every gunicorn worker). It runs only inside runs, on the worker.
         rerank = serializers.ChoiceField(
-            choices=["sentence", "llm"],
+            choices=["sentence"],
             required=False,
-            help_text="Rerank the fused pool: best-sentence similarity (offline) or the LLM.",
+            help_text="Rerank the fused pool by best-sentence similarity (offline). LLM reranking "
+            "runs only inside a question's run (POST /api/v1/runs/).",
+            error_messages={
+                "invalid_choice": '"{input}" is not a reranker of this endpoint: use rerank=sentence. '
+                "LLM reranking runs only inside a question's run (POST /api/v1/runs/), on the worker."
+            },
         )
         document = serializers.ListField(
-            child=serializers.IntegerField(min_value=1), required=False, help_text="Only these document ids."
+            child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+            required=False,
+            help_text="Only these document ids.",
         )
         title = serializers.CharField(required=False, max_length=500, help_text="Only documents whose title contains this.")
         year = serializers.CharField(required=False, max_length=20, help_text="Only documents of this year (2021) or range (2019-2021).")
