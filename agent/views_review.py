@@ -219,6 +219,17 @@ def benchmark_progress(request: HttpRequest, slug: str, set_id: int, label: str)
     return JsonResponse({"done": p.done, "total": p.total, "percent": p.percent, "finished": p.finished})
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection").
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: object) -> object:
+    """Text that a spreadsheet would evaluate gets a leading quote; numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 @login_required
 def benchmark_export(request: HttpRequest, slug: str, set_id: int, label: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json"):
@@ -231,7 +242,7 @@ def benchmark_export(request: HttpRequest, slug: str, set_id: int, label: str, f
         response = HttpResponse(json.dumps(data, indent=2, default=str), content_type="application/json")
     else:
         response = HttpResponse(content_type="text/csv; charset=utf-8")
-        csv.writer(response).writerows(bm.report_csv_rows(report))
+        csv.writer(response).writerows([[_csv_cell(v) for v in row] for row in bm.report_csv_rows(report)])
     response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
     return response
 

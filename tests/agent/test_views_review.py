@@ -321,3 +321,19 @@ def test_it_prints_the_report_of_an_earlier_run_with_charts(collection, bset, tm
     assert (tmp_path / "rates.svg").exists() and (tmp_path / "latency.svg").exists()
     with pytest.raises(CommandError, match="no benchmark run labelled"):
         call_command("benchmark", set_name="dev", report="nope")
+
+
+@pytest.mark.parametrize("category", ["=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)"])
+def test_the_csv_export_defuses_cells_that_a_spreadsheet_would_run(client, collection, alice, paper, category):
+    hostile = [{**QUESTIONS[0], "category": category}]
+    bset, _ = sb.benchmark_import(collection=collection, user=alice, name="hostile", text=json.dumps(hostile))
+    _runs(bset, configs=("agentic",))
+    client.force_login(alice)
+    response = client.get(reverse("agent:benchmark_export", args=[collection.slug, bset.pk, "l1", "csv"]))
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    cells = [row[1] for row in rows[1:] if row[1]]
+    assert cells, rows
+    # OWASP: a leading quote makes the spreadsheet show the text instead of evaluating it.
+    assert all(cell == "'" + category for cell in cells), cells
+    # Numbers stay numbers, negative ones included.
+    assert all(not c.startswith("'") for row in rows[1:] for c in row[2:])
