@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from knowledge import selectors, services
@@ -227,6 +228,7 @@ def collection_search(request: HttpRequest, slug: str) -> HttpResponse:
 # ---------------------------------------------------------------------------
 
 
+@never_cache  # the page may show a new token: no browser or proxy may keep a copy
 @login_required
 def api_tokens(request: HttpRequest) -> HttpResponse:
     """List the user's API tokens; a POST creates one and shows it on this response only.
