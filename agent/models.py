@@ -18,7 +18,7 @@ class Run(models.Model):
     class Outcome(models.TextChoices):
         ANSWER = "ANSWER", "Answer"
         PARTIAL = "PARTIAL", "Partial answer"
-        REFUSAL = "REFUSAL", "Refusal"
+        REFUSAL = "REFUSAL", "Not answered"
         FALSE_PREMISE = "FALSE_PREMISE", "False premise"
 
     FINAL = (Status.DONE, Status.FAILED)

@@ -327,3 +327,17 @@ def test_stage_summary_of_the_loop_records(collection, alice):
                                      "premise": {"contradicted": True, "reason": "It was 1994."}})
     assert audit.fact_labels == [("k1 value", "supported")] and audit.missing == ["b value"]
     assert "Premise contradicted: It was 1994." in audit.notes
+
+
+def test_one_outcome_vocabulary_across_badge_filter_and_api_docs(client, collection, alice, password):
+    """Each outcome reads the same on the run's badge, in the history filter and in the schema."""
+    _login(client, alice, password)
+    history = client.get(reverse("agent:run_history", args=[collection.slug])).content.decode()
+    schema = client.get("/api/schema/?format=json").content.decode()
+    for value, label in Run.Outcome.choices:
+        run = make_run(collection=collection, user=alice, status=Run.Status.DONE, outcome=value)
+        badge = client.get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+        assert re.search(rf'<span class="badge[^"]*">{re.escape(label)}</span>', badge), (value, label)
+        assert f">{label}</a>" in history, (value, label)
+        assert f"`{value}` - {label}" in schema, (value, label)
+    assert "Not answered" in dict(Run.Outcome.choices).values()
