@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -337,3 +338,13 @@ def test_the_csv_export_defuses_cells_that_a_spreadsheet_would_run(client, colle
     assert all(cell == "'" + category for cell in cells), cells
     # Numbers stay numbers, negative ones included.
     assert all(not c.startswith("'") for row in rows[1:] for c in row[2:])
+
+
+def test_the_start_form_defaults_to_agentic_against_hybrid_and_shows_the_run_count(client, collection, bset, alice):
+    client.force_login(alice)
+    body = client.get(reverse("agent:benchmark_set", args=[collection.slug, bset.pk])).content.decode()
+    checked = re.findall(r'<input type="checkbox" name="configs" value="([^"]+)" checked', body)
+    assert checked == ["hybrid", "agentic"] or sorted(checked) == ["agentic", "hybrid"]
+    questions = bset.questions.filter(split="test").count()
+    assert f"{questions * 2} runs" in body
+    assert f"{questions} questions × 2 configurations" in body
