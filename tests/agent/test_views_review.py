@@ -347,4 +347,4 @@ def test_the_start_form_defaults_to_agentic_against_hybrid_and_shows_the_run_cou
     assert checked == ["hybrid", "agentic"] or sorted(checked) == ["agentic", "hybrid"]
     questions = bset.questions.filter(split="test").count()
     assert f"{questions * 2} runs" in body
-    assert f"{questions} questions × 2 configurations" in body
+    assert f"{questions} questions \u00d7 2 configurations" in body
