@@ -23,6 +23,7 @@ from django.views.decorators.http import require_POST
 from agent import benchmarking as bm
 from agent import charts
 from agent import services_benchmark as sb
+from agent.configs import CONFIG_NAMES
 from agent.models import BenchmarkSet, Citation, Review, Run
 from agent.presentation import highlighted_html
 from knowledge import selectors as ks
@@ -110,14 +111,14 @@ def benchmark_set(request: HttpRequest, slug: str, set_id: int) -> HttpResponse:
         categories[q.category] = categories.get(q.category, 0) + 1
         split_counts[q.split] = split_counts.get(q.split, 0) + 1
     default_split = bm.DEFAULT_SPLIT if bm.DEFAULT_SPLIT in split_counts else (splits[0] if splits else "")
-    checked = len([c for c in sb.config_names() if c in DEFAULT_BENCHMARK_CONFIGS])
+    checked = len([c for c in CONFIG_NAMES if c in DEFAULT_BENCHMARK_CONFIGS])
     return render(request, "agent/benchmark_set.html", {
         "collection": bset.collection,
         "bset": bset,
         "questions": questions,
         "splits": splits,
         "categories": sorted(categories.items()),
-        "configs": [(c, c in DEFAULT_BENCHMARK_CONFIGS) for c in sb.config_names()],
+        "configs": [(c, c in DEFAULT_BENCHMARK_CONFIGS) for c in CONFIG_NAMES],
         "default_split": default_split,
         "split_options": [(split, split_counts[split]) for split in splits],
         "run_count": split_counts.get(default_split, 0) * checked,

@@ -40,7 +40,7 @@ def _cited_markdown_run(collection, alice):
     document = ingest_markdown(collection, alice, "rerank-notes.md", f"# Rerank notes\n\n{FILLER}\n\n## Results\n\n{PASSAGE}\n")
     chunk = document.chunks.filter(text__contains="recall at ten").get()
     run = make_run(collection=collection, user=alice, question="How much did the reranker help?",
-                   status=Run.Status.DONE, outcome=Run.Outcome.ANSWER,
+                   status=Run.Status.DONE, outcome="ANSWER",
                    answer="It improved recall at ten by four points [1].")
     make_citation(run=run, chunk=chunk, marker=1, quote="improved recall at ten by four points")
     return run
@@ -82,7 +82,7 @@ def test_on_a_phone_the_citation_sheet_scrolls_to_the_highlighted_quote(
     chunk = make_chunk(document=document, page_start=7, page_end=7,
                        text=long_text + " The key result is a gain of four points in recall.")
     run = make_run(collection=collection, user=alice, question="What is the key result?",
-                   status=Run.Status.DONE, outcome=Run.Outcome.ANSWER, answer="A four point gain [1].")
+                   status=Run.Status.DONE, outcome="ANSWER", answer="A four point gain [1].")
     make_citation(run=run, chunk=chunk, marker=1, quote="The key result is a gain of four points in recall.")
     page.set_viewport_size({"width": 360, "height": 740})
     log_in(page, live_server, alice, password)
