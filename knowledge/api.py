@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 from django.db.models import Count, Prefetch, Q, QuerySet
@@ -39,7 +40,7 @@ from knowledge.api_common import (
     parse_filters,
     parse_input,
 )
-from knowledge.api_errors import error_responses
+from knowledge.api_errors import UpstreamUnavailable, error_responses
 from knowledge.metadata import MAX_TAG_CHARS, MAX_TAGS, YEAR_MAX, YEAR_MIN, MetadataError, parse_year_range
 from knowledge.models import ROLE_RANK, Collection, Document, IngestJob, Membership, Role, TeamAccess
 
@@ -577,12 +578,11 @@ class SearchApi(APIView):
         parameters=[FilterSerializer],
         responses={
             200: inline_serializer("SearchResult", {"results": SearchHitOutputSerializer(many=True)}),
-            **error_responses(400, 404),
+            **error_responses(400, 404, 503),
         },
     )
     def get(self, request: Request, slug: str) -> Response:
-        from knowledge.indexing import index_search
-        from knowledge.models import Chunk
+        from knowledge.embeddings import EmbeddingUnavailable, bounded_calls
 
         collection, _ = selectors.collection_get(user=request.user, slug=slug)
         filters = self.FilterSerializer(
@@ -590,7 +590,19 @@ class SearchApi(APIView):
         )
         filters.is_valid(raise_exception=True)
         params = filters.validated_data
-        hits = index_search(
+        try:
+            # The query may be embedded by a remote service: bounded, since this is a web process.
+            with bounded_calls(settings.WEB_OUTBOUND_TIMEOUT_SECONDS):
+                hits = self._search(collection, params)
+        except EmbeddingUnavailable as exc:
+            raise UpstreamUnavailable(str(exc)) from exc
+        return Response({"results": SearchHitOutputSerializer(self._results(collection, hits), many=True).data})
+
+    @staticmethod
+    def _search(collection: Collection, params: dict[str, Any]) -> list:
+        from knowledge.indexing import index_search
+
+        return index_search(
             collection=collection,
             query=params["q"],
             k=params["k"],
@@ -599,6 +611,11 @@ class SearchApi(APIView):
             rerank=params.get("rerank"),
             filters={key: params[key] for key in ("title", "year", "tag") if params.get(key)} or None,
         )
+
+    @staticmethod
+    def _results(collection: Collection, hits: list) -> list[dict[str, Any]]:
+        from knowledge.models import Chunk
+
         chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
         results = []
         for hit in hits:
@@ -620,4 +637,4 @@ class SearchApi(APIView):
                     "text": chunk.text,
                 }
             )
-        return Response({"results": SearchHitOutputSerializer(results, many=True).data})
+        return results

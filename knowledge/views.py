@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -208,7 +209,17 @@ def collection_search(request: HttpRequest, slug: str) -> HttpResponse:
         except MetadataError as exc:
             context["error"], context["results"], query = str(exc), [], ""
     if query:
-        hits = index_search(collection=collection, query=query, k=SEARCH_RESULTS, mode="rrf", filters=search or None)
+        from knowledge.embeddings import EmbeddingUnavailable, bounded_calls
+
+        try:
+            # A web process: the query embedding (openai backend) is one bounded call.
+            with bounded_calls(settings.WEB_OUTBOUND_TIMEOUT_SECONDS):
+                hits = index_search(
+                    collection=collection, query=query, k=SEARCH_RESULTS, mode="rrf", filters=search or None
+                )
+        except EmbeddingUnavailable:
+            hits = []
+            context["error"] = "The embeddings service did not answer in time. Try again in a moment."
         chunks = Chunk.objects.filter(
             pk__in=[h.chunk_id for h in hits], document__collection=collection
         ).select_related("document")

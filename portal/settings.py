@@ -325,6 +325,10 @@ for _item in env_list("PORTAL_LLM_PRICES", []):
         raise ImproperlyConfigured(
             f"PORTAL_LLM_PRICES item {_item!r} must look like model:input_price:output_price."
         ) from None
+# Bound on one outbound call made inside a web request (the query embedding of a search with
+# the openai embeddings backend): one attempt, then a 503, so a slow service cannot hold
+# every web worker. Workers keep PORTAL_LLM_TIMEOUT_SECONDS and the retries.
+WEB_OUTBOUND_TIMEOUT_SECONDS = env_float("PORTAL_WEB_OUTBOUND_TIMEOUT_SECONDS", 10.0, minimum=0.1)
 DEFAULT_RUN_CONFIG = env_str("PORTAL_DEFAULT_RUN_CONFIG", "agentic")
 # Wiring, not configuration: the factory of the grader knowledge's rerank="llm" uses, so
 # knowledge searches with the agent's LLM without importing agent.

@@ -86,3 +86,49 @@ def test_the_file_cache_counter_is_atomic_across_processes(tmp_path):
         assert child.returncode == 0
         seen += json.loads(out)
     assert sorted(seen) == list(range(1, 101))
+
+
+@pytest.mark.django_db
+def test_a_slow_embedding_service_cannot_hold_a_web_request(collection, alice, settings):
+    """The search API embeds the query in the web process: that call is bounded, then a 503."""
+    import time
+
+    from rest_framework.test import APIClient
+
+    from knowledge.embedding_cache import default_embedder
+    from knowledge.embeddings import _cached_embedder
+    from tests.conftest import ingest_markdown
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(embedding_dim=1536) as server:
+        settings.EMBEDDING_BACKEND = "openai"
+        settings.EMBEDDING_MODEL = "text-embedding-3-small"
+        settings.OPENAI_BASE_URL = server.base_url
+        settings.LLM_TIMEOUT_SECONDS = 30.0
+        settings.WEB_OUTBOUND_TIMEOUT_SECONDS = 0.5
+        _cached_embedder.cache_clear()
+        try:
+            document = ingest_markdown(collection, alice, "fusion.md", "# Fusion\n\nReciprocal rank fusion merges rankings.\n")
+            assert document.status == "ready", document.error
+            server.embedding_latency = 5.0
+            api = APIClient()
+            api.force_authenticate(alice)
+            started = time.monotonic()
+            response = api.get(f"/api/v1/collections/{collection.slug}/search/?q=how+are+rankings+merged&mode=dense")
+            elapsed = time.monotonic() - started
+            assert response.status_code == 503, response.content
+            assert response.json()["error"]["code"] == "upstream_unavailable"
+            assert elapsed < 3.0
+            # The quick search page says so instead of hanging.
+            from django.test import Client
+
+            page = Client()
+            page.force_login(alice)
+            started = time.monotonic()
+            html = page.get(f"/collections/{collection.slug}/search/", {"q": "which rankings merge"}).content.decode()
+            assert "did not answer in time" in html and time.monotonic() - started < 3.0
+            # A worker (no bound) still waits for the slow service and gets its answer.
+            server.embedding_latency = 1.0
+            assert default_embedder().embed(["a slow but fine call"]).shape[0] == 1
+        finally:
+            _cached_embedder.cache_clear()
