@@ -72,7 +72,8 @@ class Roles:
 
 
 def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None) -> Roles:
-    """The role implementations for a backend: "local" (offline) or "openai" (agent.llm_roles).
+    """The role implementations for a backend: "local" (offline), or "openai" and "embedded"
+    (agent.llm_roles; `embedded` is the same client pointed at the local llama-server).
 
     The verifier is always the deterministic one: no model decides whether a quote exists.
     """
@@ -86,10 +87,10 @@ def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None
 
         return Roles(RulePlanner(), LocalAuditor(), KeywordReformulator(), ExtractiveGenerator(),
                      CitationVerifier())
-    if backend == "openai":
+    if backend in ("openai", "embedded"):
         from agent.llm_roles import llm_roles
 
         roles = llm_roles(client)
         return Roles(roles["planner"], roles["auditor"], roles["reformulator"], roles["generator"],
                      CitationVerifier())
-    raise ValueError(f"Unknown LLM backend {backend!r}: use local or openai.")
+    raise ValueError(f"Unknown LLM backend {backend!r}: use local, openai or embedded.")
