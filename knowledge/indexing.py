@@ -42,9 +42,9 @@ def collection_index_dir(collection_id: int) -> Path:
 
 
 def _split_sentences(text: str) -> list[str]:
-    # The agent's local roles quote sentences with the same splitter, so a sentence the
-    # reranker scores is a sentence the auditor can cite.
-    from agent.local.text import split_sentences
+    # The agent's local roles quote sentences with the same splitter (knowledge.text), so a
+    # sentence the reranker scores is a sentence the auditor can cite.
+    from knowledge.text import split_sentences
 
     return split_sentences(text)
 
@@ -168,14 +168,15 @@ def _searcher(collection: Collection, version: int) -> HybridSearcher:
     return searcher
 
 
-def _matches(document: tuple[int, str, Any], filters: Mapping[str, Any]) -> bool:
-    _, title, metadata = document
+def _matches(document: tuple[int, str, Any, str], filters: Mapping[str, Any]) -> bool:
+    _, title, metadata, file_name = document
     metadata = metadata if isinstance(metadata, dict) else {}
     for key, wanted in filters.items():
         if wanted in (None, "", []):
             continue
         if key == "title":
-            haystack = f"{title} {metadata.get('title', '')}".casefold()
+            # The file name is the document's second label (its title is read from the file).
+            haystack = f"{title} {metadata.get('title', '')} {file_name}".casefold()
             if str(wanted).casefold() not in haystack:
                 return False
         elif key == "year":
@@ -205,7 +206,7 @@ def _allowed_mask(collection: Collection, searcher: HybridSearcher, document_ids
     docs = Document.objects.filter(collection=collection, status=Document.Status.READY)
     if document_ids is not None:
         docs = docs.filter(pk__in=document_ids)
-    rows = list(docs.values_list("id", "title", "metadata"))
+    rows = list(docs.values_list("id", "title", "metadata", "original_name"))
     if filters:
         rows = [r for r in rows if _matches(r, filters)]
     return searcher.data.rows_of(np.array([r[0] for r in rows], dtype=np.int64))
