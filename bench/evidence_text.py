@@ -37,7 +37,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 SECTION_START = re.compile(r"^(?:[1-9]\d?(?:\.\d{1,2}){0,3}|[A-H]\.\d{1,2}(?:\.\d{1,2})*)\.?\s+[A-Z]")
 TICK = re.compile(r"^[-+~(]?\d+(?:\.\d+)?(?:%|k|K|M|st|nd|rd|th)?[)]?$")
-GLUED = re.compile(r"\d[A-Z][a-z]{2,}")
+# Two digits or a decimal: "75Accuracy" is a tick run into its axis title; "6The" (a footnote
+# mark) and "2WikiMQA" (a name) are not.
+GLUED = re.compile(r"(?<![A-Za-z\d])(?:\d\d|\d\.\d)[A-Z][a-z]{2,}")
 
 
 def _key(text: str) -> str:
@@ -77,7 +79,7 @@ def main() -> None:
     questions = json.loads((args.data / "devbench" / "questions.json").read_text())
     timing = {"extract": 0.0, "chunk": 0.0, "split": 0.0}
     per_doc: dict[str, list[list[tuple[str, bool]]]] = {}
-    pages = 0
+    pages = n_chunks = 0
     for path in sorted((args.data / "papers").glob("*.pdf")):
         t = time.perf_counter()
         extracted = extract_pdf(path)
@@ -85,6 +87,7 @@ def main() -> None:
         pages += extracted.page_count
         t = time.perf_counter()
         chunks = chunk_pages(extracted.pages)
+        n_chunks += len(chunks)
         timing["chunk"] += time.perf_counter() - t
         t = time.perf_counter()
         per_doc[path.stem] = [[(s, eligible(s)) for s in split_sentences(c.text)] for c in chunks if not c.is_reference]
@@ -94,7 +97,7 @@ def main() -> None:
     ok = [s for s, e in sentences if e]
     all_ = [s for s, _ in sentences]
     print(f"tree: {args.root.resolve()}  eligibility: {rule}")
-    print(f"{len(per_doc)} papers, {pages} pages; extract {timing['extract']:.1f} s, chunk {timing['chunk']:.1f} s, "
+    print(f"{len(per_doc)} papers, {pages} pages, {n_chunks} chunks; extract {timing['extract']:.1f} s, chunk {timing['chunk']:.1f} s, "
           f"split+classify {timing['split']:.1f} s")
     print(f"sentences in non-reference chunks: {len(all_)}, answer-eligible: {len(ok)} ({100 * len(ok) / len(all_):.1f} %)")
     for label, group in (("all sentences", all_), ("eligible sentences", ok)):

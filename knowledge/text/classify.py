@@ -35,6 +35,7 @@ _VENUE = re.compile(
 _AUTHOR_INITIALS = re.compile(r"\b[A-Z][a-z]+,\s(?:[A-Z]\.\s?){1,3}(?:,|and\b)|\b(?:[A-Z]\.\s){1,2}[A-Z][a-z]+,")
 # Comparison, set, arrow and operator symbols (U+2190-U+22FF) and TeX residue.
 _MATH = re.compile(r"[=<>^_{}|\u2190-\u22ff]")
+_SYMBOLIC = re.compile(r"[\u0370-\u03ff\u0300-\u036f\u2190-\u22ff]")
 _SENTENCE_END = re.compile(r"[.!?:;][\"'\u201d\u2019)\]]*$")
 # Words nearly every English sentence has at least one of; a label or legend has none.
 _FUNCTION_WORDS = frozenset([
@@ -101,9 +102,17 @@ def sentence_kind(sentence: str) -> SentenceKind:
     words = sum(1 for t in tokens if _WORD.match(t))
     numeric = sum(1 for t in tokens if any(c.isdigit() for c in t))
     maths = len(_MATH.findall(text))
-    if len(tokens) < 3 and not _SENTENCE_END.search(text):
+    if len(tokens) < 3:
+        # "Fig. 3.", "1.", "Dot-Prod.", "...": too short to state anything a reader can check.
         return "fragment"
+    if len(tokens) <= 6 and not _SENTENCE_END.search(text) and sum(t[:1].isupper() for t in tokens) > len(tokens) // 2:
+        # An unnumbered heading: "Background and Related Work".
+        return "heading"
     function = sum(1 for t in tokens if t.lower().strip("(),;") in _FUNCTION_WORDS)
+    # Formula residue: tokens holding Greek letters, combining marks or maths symbols.
+    symbolic = sum(1 for t in tokens if _SYMBOLIC.search(t))
+    if symbolic >= 4 and symbolic >= 0.2 * len(tokens):
+        return "equation"
     # Inline symbols in a sentence with its function words ("we use dk = dv = 64") are prose.
     if maths and (words < 0.3 * len(tokens) or (maths >= 3 and words < 0.5 * len(tokens) and function < 2)):
         return "equation"
