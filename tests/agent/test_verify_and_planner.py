@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent.configs import CONFIGS, config_hash, config_record, get_config
 from agent.local.planner import RulePlanner
 from agent.types import Complexity, Draft, DraftSentence, Outcome, Source
-from agent.verify import CitationVerifier, find_quote, strip_markers
+from agent.verify import CitationVerifier, find_quote, quote_span, strip_markers
 
 SOURCES = [
     Source(chunk_id=11, document_title="Doc2query", text="We do not put any special markup to distinguish the "
@@ -17,6 +17,25 @@ SOURCES = [
 def test_it_finds_quotes_ignoring_case_and_whitespace():
     assert find_quote("we do NOT   put any\nspecial markup", SOURCES[0].text) == 0
     assert find_quote("we always put special markup", SOURCES[0].text) == -1
+
+
+def test_a_stale_quote_offset_is_not_trusted():
+    text = "alpha beta gamma beta"
+    assert quote_span("beta", text, 17) == (17, 21)
+    assert quote_span("beta", text, 0) == (6, 10)
+    assert quote_span("beta", text, 2) == (6, 10)
+    assert quote_span("delta", text, 0) is None
+    assert quote_span("", text) is None
+
+
+def test_the_quote_span_is_found_as_the_verifier_finds_quotes():
+    # Across a paragraph break, in other case, and across a line-break hyphen; the span is
+    # in the original text, so it covers the line breaks the quote was written without.
+    text = "3 Method\n\nOur method predicts queries. Its perfor-\nmance is good."
+    assert quote_span("Method Our method", text, 2) == (2, 20)
+    assert quote_span("OUR METHOD predicts", text) == (10, 29)
+    start, end = quote_span("its performance is good", text)
+    assert text[start:end] == "Its perfor-\nmance is good" and start == find_quote("its performance is good", text)
 
 
 def test_it_drops_a_fabricated_quote_and_keeps_the_real_one():
