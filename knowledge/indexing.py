@@ -55,9 +55,9 @@ def collection_index_dir(collection_id: int) -> Path:
 
 
 def _split_sentences(text: str) -> list[str]:
-    # The agent's local roles quote sentences with the same splitter, so a sentence the
-    # reranker scores is a sentence the auditor can cite.
-    from agent.local.text import split_sentences
+    # The agent's local roles quote sentences with the same splitter (knowledge.text), so a
+    # sentence the reranker scores is a sentence the auditor can cite.
+    from knowledge.text import split_sentences
 
     return split_sentences(text)
 
@@ -111,11 +111,15 @@ def _build(collection_id: int, publish: Collection_[int] = ()) -> IndexData:
     # A reference-section chunk gets none: the reranker then scores it by its chunk vector.
     # Bibliography entries split into many fragments that no answer quotes, and embedding
     # them was a third of the index build of a long paper.
+    # Only answer-eligible sentences get one: a heading, a figure label or a table row is
+    # never the best sentence of a chunk, and skipping them saves their embedding time.
+    from knowledge.text import is_answer_eligible
+
     sentences: list[str] = []
     offsets = [0]
     for row in rows:
         if not row[4]:
-            sentences.extend(_split_sentences(row[2]))
+            sentences.extend(s for s in _split_sentences(row[2]) if is_answer_eligible(s))
         offsets.append(len(sentences))
     sent_vectors = embed_with_cache(sentences, embedder=embedder) if sentences else np.zeros(
         (0, embedder.dim), dtype=np.float32)
@@ -194,14 +198,15 @@ def _searcher(collection: Collection, version: int) -> HybridSearcher:
     return searcher
 
 
-def _matches(document: tuple[int, str, Any], filters: Mapping[str, Any]) -> bool:
-    _, title, metadata = document
+def _matches(document: tuple[int, str, Any, str], filters: Mapping[str, Any]) -> bool:
+    _, title, metadata, file_name = document
     metadata = metadata if isinstance(metadata, dict) else {}
     for key, wanted in filters.items():
         if wanted in (None, "", []):
             continue
         if key == "title":
-            haystack = f"{title} {metadata.get('title', '')}".casefold()
+            # The file name is the document's second label (its title is read from the file).
+            haystack = f"{title} {metadata.get('title', '')} {file_name}".casefold()
             if str(wanted).casefold() not in haystack:
                 return False
         elif key == "year":
@@ -231,7 +236,7 @@ def _allowed_mask(collection: Collection, searcher: HybridSearcher, document_ids
     docs = Document.objects.filter(collection=collection, status=Document.Status.READY)
     if document_ids is not None:
         docs = docs.filter(pk__in=document_ids)
-    rows = list(docs.values_list("id", "title", "metadata"))
+    rows = list(docs.values_list("id", "title", "metadata", "original_name"))
     if filters:
         rows = [r for r in rows if _matches(r, filters)]
     return searcher.data.rows_of(np.array([r[0] for r in rows], dtype=np.int64))

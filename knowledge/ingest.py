@@ -208,10 +208,14 @@ def document_process(*, job: IngestJob, embedder=None, timings: Timings | None =
         ], batch_size=500)
         # The file's own stamp wins over an identifier in its name.
         inferred = {**infer_metadata("", document.original_name), **found}
+        metadata = merge_inferred(locked.metadata or {}, inferred)
+        # The printed title replaces the file-name title (the file name stays as original_name),
+        # unless an editor set one.
+        title = metadata.get("title") if "title" not in metadata.get("edited", []) else None
         Document.objects.filter(pk=document.pk).update(
             error="", pages=len(pages), parser=parser, parser_version=version,
-            chunking=params.to_json(), metadata=merge_inferred(locked.metadata or {}, inferred),
-            updated_at=timezone.now(),
+            chunking=params.to_json(), metadata=metadata, updated_at=timezone.now(),
+            **({"title": title[:500]} if title else {}),
         )
     timings.write = time.perf_counter() - t
 
