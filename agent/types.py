@@ -162,7 +162,8 @@ class Outcome(StrEnum):
 _OUTCOME_LABELS = {
     Outcome.ANSWER: "Answer",
     Outcome.PARTIAL: "Partial answer",
-    Outcome.REFUSAL: "Refusal",
+    # "Not answered" on the badge, the history filter and the API schema alike.
+    Outcome.REFUSAL: "Not answered",
     Outcome.FALSE_PREMISE: "False premise",
     Outcome.CLARIFY: "Needs clarification",
 }
