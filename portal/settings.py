@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -127,6 +128,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every response (CONTENT_SECURITY_POLICY below).
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -251,7 +254,11 @@ if REDIS_URL:
         "visibility_timeout": env_int("PORTAL_VISIBILITY_TIMEOUT", _LONGEST_TASK + 60, minimum=1)
     }
 else:
-    CELERY_BROKER_URL = "filesystem://"
+    # The host name means nothing to this transport, but without one kombu warns
+    # "No hostname was supplied" at every connection.
+    CELERY_BROKER_URL = "filesystem://localhost/"
+    # kombu's filesystem transport with atomic message files (see portal/celery.py).
+    CELERY_BROKER_TRANSPORT = "portal.celery:WholeMessageFilesystemTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "out"),
         "data_folder_out": str(BROKER_DIR / "out"),
@@ -279,10 +286,11 @@ CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 # The sweeper makes sure every job and run ends even when a message was lost (agent.sweeper).
+SWEEP_INTERVAL = env_int("PORTAL_SWEEP_INTERVAL", 60, minimum=5)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-jobs-and-runs": {
         "task": "agent.sweep",
-        "schedule": float(env_int("PORTAL_SWEEP_INTERVAL", 60, minimum=5)),
+        "schedule": float(SWEEP_INTERVAL),
     }
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
@@ -341,6 +349,10 @@ for _item in env_list("PORTAL_LLM_PRICES", []):
         raise ImproperlyConfigured(
             f"PORTAL_LLM_PRICES item {_item!r} must look like model:input_price:output_price."
         ) from None
+# Bound on one outbound call made inside a web request (the query embedding of a search with
+# the openai embeddings backend): one attempt, then a 503, so a slow service cannot hold
+# every web worker. Workers keep PORTAL_LLM_TIMEOUT_SECONDS and the retries.
+WEB_OUTBOUND_TIMEOUT_SECONDS = env_float("PORTAL_WEB_OUTBOUND_TIMEOUT_SECONDS", 10.0, minimum=0.1)
 DEFAULT_RUN_CONFIG = env_str("PORTAL_DEFAULT_RUN_CONFIG", "agentic")
 # Wiring, not configuration: the factory of the grader knowledge's rerank="llm" uses, so
 # knowledge searches with the agent's LLM without importing agent.
@@ -359,9 +371,10 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # Atomic in the shared cache, so concurrent clients cannot outrun them (knowledge.api_throttle).
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "knowledge.api_throttle.AtomicAnonRateThrottle",
+        "knowledge.api_throttle.AtomicUserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("PORTAL_THROTTLE_ANON", "60/min"),
@@ -397,9 +410,22 @@ else:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
     }
-# Failed logins per username and per client address before a lock-out of LOGIN_LOCKOUT_SECONDS.
+# Login attempts before a lock-out of LOGIN_LOCKOUT_SECONDS (knowledge.lockout): per account
+# from one client address, per account from all addresses, per address over all accounts.
 LOGIN_MAX_FAILURES = env_int("PORTAL_LOGIN_MAX_FAILURES", 10, minimum=1)
+LOGIN_MAX_FAILURES_PER_USER = env_int("PORTAL_LOGIN_MAX_FAILURES_PER_USER", 100, minimum=1)
+LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("PORTAL_LOGIN_MAX_FAILURES_PER_ADDRESS", 100, minimum=1)
 LOGIN_LOCKOUT_SECONDS = env_int("PORTAL_LOGIN_LOCKOUT_SECONDS", 900, minimum=1)
+# Every login form (ours, the admin's) reaches the lock-out through authenticate().
+AUTHENTICATION_BACKENDS = ["knowledge.lockout.LockoutModelBackend"]
+# Reverse proxies (addresses or networks) whose X-Forwarded-For is believed; see
+# knowledge.ratelimit.client_address. Empty: the TCP peer is the client.
+TRUSTED_PROXIES = env_list("PORTAL_TRUSTED_PROXIES", [])
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"PORTAL_TRUSTED_PROXIES item {_proxy!r} is not an address or network.") from None
 
 # ---------------------------------------------------------------------------
 # Production hardening (DEBUG off): `manage.py check --deploy` is clean
@@ -407,14 +433,32 @@ LOGIN_LOCKOUT_SECONDS = env_int("PORTAL_LOGIN_LOCKOUT_SECONDS", 900, minimum=1)
 
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
+# Pages load scripts, styles and images from this origin only, and never run inline script
+# (templates have none; tests/portal/test_security_headers.py keeps it so). data: images are
+# the icons inside the Swagger UI stylesheet.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("PORTAL_SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("PORTAL_HSTS_SECONDS", 31_536_000, minimum=0)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = True
+    # Both on by default (check --deploy clean); turn off when other hosts under this domain
+    # cannot serve https, since browsers remember the rule for SECURE_HSTS_SECONDS.
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("PORTAL_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("PORTAL_HSTS_PRELOAD", True)
     SECURE_CONTENT_TYPE_NOSNIFF = True
 
 LOGGING = {
