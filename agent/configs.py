@@ -10,9 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.roles import Auditor, Generator, Planner, Reformulator, Verifier
+
+if TYPE_CHECKING:
+    from agent.local.embed import EmbedFn
 
 
 @dataclass(frozen=True)
@@ -77,10 +80,13 @@ class Roles:
     verifier: Verifier
 
 
-def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None) -> Roles:
-    """The role implementations for a backend: "local" (offline) or "openai" (agent.llm_roles).
+def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None,
+                embed: EmbedFn | None = None) -> Roles:
+    """The role implementations for a backend: "local" (offline), or "openai" and "embedded"
+    (agent.llm_roles; `embedded` is the same client pointed at the local llama-server).
 
     The verifier is always the deterministic one: no model decides whether a quote exists.
+    `embed` is the local roles' sentence embedder (default: agent.local.embed.get_embed()).
     """
     from agent.verify import CitationVerifier
 
@@ -90,12 +96,12 @@ def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None
         from agent.local.planner import RulePlanner
         from agent.local.reformulator import KeywordReformulator
 
-        return Roles(RulePlanner(), LocalAuditor(), KeywordReformulator(), ExtractiveGenerator(),
+        return Roles(RulePlanner(), LocalAuditor(embed), KeywordReformulator(), ExtractiveGenerator(embed),
                      CitationVerifier())
-    if backend == "openai":
+    if backend in ("openai", "embedded"):
         from agent.llm_roles import llm_roles
 
         roles = llm_roles(client)
         return Roles(roles["planner"], roles["auditor"], roles["reformulator"], roles["generator"],
                      CitationVerifier())
-    raise ValueError(f"Unknown LLM backend {backend!r}: use local or openai.")
+    raise ValueError(f"Unknown LLM backend {backend!r}: use local, openai or embedded.")

@@ -78,10 +78,13 @@ class AgentLoop:
     def __init__(self, config: RunConfig, roles: Roles, retriever: Retriever, *,
                  on_step: Callable[[StepRecord], None] | None = None,
                  on_stage: Callable[[Stage], None] | None = None,
-                 concurrent: bool = True) -> None:
+                 concurrent: bool = True, retrieval_usage: Callable[[], Usage] | None = None) -> None:
         self.config = config
         self.roles = roles
         self.retriever = retriever
+        # The LLM usage of the retriever's searches since it was last asked (an LLM reranker
+        # calls the model inside retrieval); recorded on the retrieve step.
+        self.retrieval_usage = retrieval_usage
         self.on_step = on_step
         self.on_stage = on_stage
         self.concurrent = concurrent
@@ -118,7 +121,8 @@ class AgentLoop:
                     seen.add(hits[rank].chunk_id)
                     merged.append(hits[rank].model_copy(update={"query": q}))
         per_query = {q: [SourceBrief.of(s) for s in hits] for q, hits in zip(queries, results)}
-        self._record(RetrieveStep(queries=list(queries), k=k, per_query=per_query), attempt, started)
+        usage = self.retrieval_usage() if self.retrieval_usage else Usage()
+        self._record(RetrieveStep(queries=list(queries), k=k, per_query=per_query), attempt, started, usage)
         return merged
 
     def run(self, question: str) -> LoopResult:

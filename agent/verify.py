@@ -22,6 +22,8 @@ from agent.types import Answer, CitationRef, Draft, DraftSentence, Outcome, Sour
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 # A sentence without a quote is supported when this share of its content terms is in the chunk.
 SENTENCE_SUPPORT_COVERAGE = 0.6
+# Outcomes whose framing sentences (what was searched, which paper is meant) state no fact.
+_UNCITED_OK = (Outcome.REFUSAL, Outcome.CLARIFY)
 
 
 def _normalise_with_map(text: str) -> tuple[str, list[int]]:
@@ -125,7 +127,7 @@ class CitationVerifier:
         dropped: list[str] = []
         for sentence in draft.sentences:
             if not sentence.citations:
-                if draft.outcome == Outcome.REFUSAL:
+                if draft.outcome in _UNCITED_OK:
                     kept.append(sentence.model_copy(update={"text": neutralise_markers(sentence.text)}))
                 else:
                     dropped.append(f"uncited sentence: {sentence.text[:80]}")
@@ -153,17 +155,17 @@ class CitationVerifier:
                 kept.append(DraftSentence(
                     text=neutralise_markers(sentence.text), citations=new_markers, quote=sentence.quote,
                 ))
-            elif draft.outcome == Outcome.REFUSAL:
+            elif draft.outcome in _UNCITED_OK:
                 kept.append(DraftSentence(text=neutralise_markers(sentence.text)))
             else:
                 dropped.append(f"sentence without a supporting citation: {sentence.text[:80]}")
         outcome = draft.outcome
-        if outcome != Outcome.REFUSAL and not any(s.citations for s in kept):
+        if outcome not in _UNCITED_OK and not any(s.citations for s in kept):
             # Nothing cited survived: an answer without evidence is not an answer.
             outcome = Outcome.REFUSAL
             kept = [DraftSentence(text="No sentence of the draft answer was supported by the retrieved passages.")]
             citations = []
         return Answer(
             outcome=outcome, sentences=kept, citations=citations,
-            missing_note=draft.missing_note, dropped=dropped,
+            missing_note=draft.missing_note, suggestions=draft.suggestions, dropped=dropped,
         )

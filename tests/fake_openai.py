@@ -114,6 +114,8 @@ class FakeOpenAI:
         self.json_schema_supported = json_schema_supported
         self.json_mode_supported = json_mode_supported
         self.embedding_dim = embedding_dim
+        # Seconds each embeddings request waits before answering (a slow remote service).
+        self.embedding_latency = 0.0
         self.replies: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -262,6 +264,8 @@ class FakeOpenAI:
         }, reply.headers)
 
     def _embeddings(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        if self.embedding_latency:
+            self._stopping.wait(self.embedding_latency)
         inputs = body.get("input", [])
         if isinstance(inputs, str):
             inputs = [inputs]
