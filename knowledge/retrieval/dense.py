@@ -18,8 +18,8 @@ at most the lowest candidate's approximate score, so at most that plus eps exact
 k-th best exact score among the candidates is above that bound, no other row can enter the
 top k: the result is provably the exact one. When it is not (near-ties at the boundary, many
 near-duplicates), the candidate pool is widened 4x and the check repeated; past a quarter of
-the rows the whole (allowed) matrix is rescored. The 8-bit stage skips the widening: one
-range search fetches every row whose approximate score could still reach the top k. So the ranking is identical to rescoring
+the rows the whole (allowed) matrix is rescored. The 8-bit stage does not widen: when it
+cannot prove the order, the float32 stage answers instead. So the ranking is identical to rescoring
 every row (tested on real MiniLM vectors, tests/knowledge/test_retrieval_dense.py).
 """
 
@@ -166,15 +166,6 @@ class SQ8Blocks:
         keep = labels[0] >= 0
         return labels[0][keep] + start, scores[0][keep]
 
-    def range_block(self, b: int, query: np.ndarray, radius: float, allowed: np.ndarray | None) -> np.ndarray:
-        """Positions of the rows of block b whose approximate score is above `radius`."""
-        index, start = self.blocks[b], int(self.starts[b])
-        params = None
-        if allowed is not None:
-            params = _faiss().SearchParameters(sel=_bitmap_selector(allowed[start : start + index.ntotal]))
-        _lims, _scores, labels = index.range_search(query[None, :], radius, params=params)
-        return labels.astype(np.int64) + start
-
 
 def encode_sq8(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(serialised trained quantiser, uint8 codes (n, dim), per-dimension max error) of `matrix`.
@@ -205,13 +196,13 @@ def _run(threads: int, jobs: list) -> list:
 
 def _certified_top_k(matrix: np.ndarray, query: np.ndarray, k: int, allowed: np.ndarray | None,
                      n_allowed: int, first_stage, eps: float, threads: int,
-                     range_stage=None) -> tuple[np.ndarray, np.ndarray]:
+                     fallback=None) -> tuple[np.ndarray, np.ndarray]:
     """The exact top k from a bounded-error first stage (module docstring), widening as needed.
 
     `first_stage(want)` returns one (positions, approximate scores) pair per part of the
     index, each its part's `want` best: a row not returned scores at most its part's lowest
-    returned score. `range_stage(radius)`, when given, returns every row whose approximate
-    score is above `radius`: one more pass then settles any boundary the first could not.
+    returned score. When the candidates do not settle it, the pool is widened 4x, or
+    `fallback()` answers when given (else every row is rescored).
     """
     want = max(CANDIDATES_PER_HIT * k, k + 16)
     while want * 4 <= n_allowed:
@@ -224,15 +215,11 @@ def _certified_top_k(matrix: np.ndarray, query: np.ndarray, k: int, allowed: np.
         outside = max((float(s[-1]) for s in full), default=-np.inf) + eps
         if not full or (len(best_pos) == k and best_scores[-1] > outside):
             return best_pos, best_scores
-        if range_stage is not None and len(best_pos) == k:
-            # The true k-th best is at least best_scores[-1], so every row of the true top k
-            # has an approximate score above best_scores[-1] - eps: fetch all of those at once.
-            found = range_stage(float(best_scores[-1]) - eps - FLOAT_EPS)
-            if sum(len(p) for p in found) * 4 > n_allowed:
-                break
-            positions = np.union1d(positions, np.concatenate([p for p in found]))
-            return top_k(positions, exact_scores(matrix, positions, query), k)
+        if fallback is not None:
+            break
         want *= 4
+    if fallback is not None:
+        return fallback()
     return _exact_all_parallel(matrix, query, k, allowed, threads)
 
 
@@ -265,16 +252,6 @@ def dense_search(matrix: np.ndarray, query: np.ndarray, k: int, allowed: np.ndar
     query, n_allowed = _prepare(matrix, query, allowed)
     if n_allowed == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    if sq8 is not None:
-        eps = float(np.abs(query) @ sq8.error) + FLOAT_EPS
-
-        def first_stage(want: int) -> list:
-            return _run(threads, [(sq8.search_block, b, query, want, allowed) for b in range(len(sq8.blocks))])
-
-        def range_stage(radius: float) -> list:
-            return _run(threads, [(sq8.range_block, b, query, radius, allowed) for b in range(len(sq8.blocks))])
-
-        return _certified_top_k(matrix, query, k, allowed, n_allowed, first_stage, eps, threads, range_stage)
     n = matrix.shape[0]
     parts = max(1, threads) * 2 if threads > 1 and n >= PARALLEL_MIN_ROWS else 1
     bounds = np.linspace(0, n, parts + 1).astype(np.int64).tolist()
@@ -282,7 +259,21 @@ def dense_search(matrix: np.ndarray, query: np.ndarray, k: int, allowed: np.ndar
     def flat_stage(want: int) -> list:
         return _run(threads, [(_flat_block, matrix, query, a, b, want, allowed) for a, b in pairwise(bounds)])
 
-    return _certified_top_k(matrix, query, k, allowed, n_allowed, flat_stage, FLOAT_EPS, threads)
+    def flat() -> tuple[np.ndarray, np.ndarray]:
+        return _certified_top_k(matrix, query, k, allowed, n_allowed, flat_stage, FLOAT_EPS, threads)
+
+    if sq8 is None:
+        return flat()
+    eps = float(np.abs(query) @ sq8.error) + FLOAT_EPS
+
+    def first_stage(want: int) -> list:
+        return _run(threads, [(sq8.search_block, b, query, want, allowed) for b in range(len(sq8.blocks))])
+
+    # When the 8-bit candidates cannot prove the order (near-duplicates within its error of
+    # the k-th score, as in the tiled MiniLM set of bench/retrieval.py), the float32 stage
+    # answers: one more scan, which measured far cheaper than a faiss range search over the
+    # 8-bit codes or widening it (bench/retrieval.py --realistic, docs/benchmarks.md).
+    return _certified_top_k(matrix, query, k, allowed, n_allowed, first_stage, eps, threads, flat)
 
 
 def search_threads(limit: int, *, loadavg: str = "/proc/loadavg") -> int:

@@ -113,25 +113,24 @@ def test_sq8_error_bound_covers_every_row(scifact):
 
 def test_a_boundary_of_near_ties_widens_the_candidates_instead_of_guessing(monkeypatch):
     # 400 rows all within the 8-bit rounding of each other: the first 10 x k candidates
-    # cannot prove the order, so a second pass fetches every row that could still be in the
-    # top k (and the answer stays exact).
+    # cannot prove the order, so the float32 stage answers (and the answer stays exact).
     rng = np.random.default_rng(3)
     base = l2_normalize(rng.standard_normal(64, dtype=np.float32))
     matrix = l2_normalize(base + rng.standard_normal((4_000, 64), dtype=np.float32) * 1e-4)
     matrix[:3600] = l2_normalize(rng.standard_normal((3600, 64), dtype=np.float32))
-    calls: list[str] = []
-    range_block = SQ8Blocks.range_block
+    calls: list[int] = []
+    flat_block = dense._flat_block
 
-    def recording(self, b, query, radius, allowed):
-        calls.append("range")
-        return range_block(self, b, query, radius, allowed)
+    def recording(*args):
+        calls.append(args[4])
+        return flat_block(*args)
 
-    monkeypatch.setattr(SQ8Blocks, "range_block", recording)
+    monkeypatch.setattr(dense, "_flat_block", recording)
     positions, scores = dense_search(matrix, base, 5, sq8=SQ8Blocks.build(matrix))
     expected = _exact_all(matrix, base, 5, None)
     np.testing.assert_array_equal(positions, expected[0])
     np.testing.assert_array_equal(scores, expected[1])
-    assert calls, "the near-ties were not detected: no second pass"
+    assert calls, "the near-ties were not detected: the float32 stage never ran"
 
 
 def test_an_index_written_from_sq8_min_rows_up_keeps_its_8_bit_copy(tmp_path):
