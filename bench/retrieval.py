@@ -1,7 +1,13 @@
 """Retrieval speed: BM25 vs rank-bm25, and BM25 / dense / hybrid latency at 10k-1M chunks.
 
     .venv/bin/python bench/retrieval.py            # small: 10k (and rank-bm25 at 10k), CI-sized
-    .venv/bin/python bench/retrieval.py --full     # 10k, 100k, 1M; rank-bm25 at 10k and 100k
+    .venv/bin/python bench/retrieval.py --full     # 10k, 100k, 1M; rank-bm25 at 10k and 100k;
+                                                   # and real MiniLM vectors tiled to 1M
+
+Peers, in the same run when installed (optional imports, not project dependencies):
+    .venv/bin/pip install bm25s==0.3.16 numba==0.68.1    # bm25s, lucene scores, numba backend
+faiss (a project dependency) is the dense peer: IndexFlatIP, and IndexScalarQuantizer 8-bit
+top-100 + exact rescoring as a plain recipe (what the issue measured).
 
 Synthetic chunks: term ids drawn from a Zipf-like distribution (exponent 1.07) over a
 50,000-word vocabulary, lengths uniform in [40, 120] tokens; queries are 2-6 tokens taken
@@ -15,10 +21,14 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
+import multiprocessing
 import os
+import re
 import resource
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,9 +43,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from knowledge.retrieval.bm25 import BM25Index, top_k
-from knowledge.retrieval.dense import l2_normalize
+from knowledge.retrieval.dense import dense_search, l2_normalize
 from knowledge.retrieval.engine import HybridSearcher
-from knowledge.retrieval.store import IndexData
+from knowledge.retrieval.store import IndexData, read_index, write_index
 
 VOCAB = 50_000
 DIM = 384
@@ -66,6 +76,35 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def current_rss_mb() -> float:
+    """Resident memory now (VmRSS), as opposed to the peak."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def bm25s_peer(docs: list[np.ndarray]):
+    """bm25s (lucene scores, numba backend when numba is installed), or None when absent."""
+    try:
+        import bm25s
+    except ImportError:
+        return None
+    backend = "numba" if _has("numba") else "numpy"
+    retriever = bm25s.BM25(k1=1.5, b=0.75, method="lucene", backend=backend)
+    retriever.index([[f"w{t}" for t in d] for d in docs], show_progress=False)
+    retriever.retrieve([["w1", "w2"]], k=10, show_progress=False, n_threads=1)  # JIT compile once
+    return retriever
+
+
+def _has(module: str) -> bool:
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
 def vs_rank_bm25(n: int, n_queries: int, rng: np.random.Generator) -> dict:
     from rank_bm25 import BM25Okapi
 
@@ -83,9 +122,14 @@ def vs_rank_bm25(n: int, n_queries: int, rng: np.random.Generator) -> dict:
     # and the timings measure the collector instead of either implementation.
     gc.collect()
     gc.freeze()
-    ours_t, ref_t, same = [], [], 0
+    peer = bm25s_peer(docs)
+    ours_t, ref_t, peer_t, same = [], [], [], 0
     qs = queries(docs, n_queries, rng)
     for q in qs:
+        if peer is not None:
+            t0 = time.perf_counter()
+            peer.retrieve([q], k=10, show_progress=False, n_threads=1)
+            peer_t.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         positions, scores = ours.matching(q)
         best, _ = top_k(positions, scores, 10)
@@ -103,7 +147,9 @@ def vs_rank_bm25(n: int, n_queries: int, rng: np.random.Generator) -> dict:
     gc.unfreeze()
     return {"n": n, "queries": len(qs), "ours_p50_ms": pct(ours_t, 50), "ref_p50_ms": pct(ref_t, 50),
             "speedup": statistics.median(ref_t) / statistics.median(ours_t), "identical_top10": same,
-            "build_ours_s": build_ours, "build_ref_s": build_ref}
+            "build_ours_s": build_ours, "build_ref_s": build_ref,
+            "bm25s_p50_ms": pct(peer_t, 50) if peer_t else float("nan"),
+            "vs_bm25s": statistics.median(peer_t) / statistics.median(ours_t) if peer_t else float("nan")}
 
 
 def latency(n: int, n_queries: int, rng: np.random.Generator, threads: int) -> dict:
@@ -142,6 +188,144 @@ def latency(n: int, n_queries: int, rng: np.random.Generator, threads: int) -> d
     return row
 
 
+def scifact_vectors(count: int) -> np.ndarray:
+    """MiniLM vectors of up to `count` SciFact abstract sentences (../shared/data), embedded now.
+
+    The same sentence split as tests/knowledge/test_retrieval_dense.py; a cached matrix from
+    manage.py eval_retrieval (var/retrieval_eval/*-sentences.npy) is used when there is one.
+    """
+    cached = sorted(Path(__file__).resolve().parent.parent.glob("var/retrieval_eval/*-sentences.npy"))
+    if cached:
+        return l2_normalize(np.load(cached[0])[:count])
+    from knowledge.embeddings import get_embedder
+
+    corpus = Path(__file__).resolve().parent.parent.parent / "shared/data/scifact/beir/corpus.jsonl"
+    sentences: list[str] = []
+    with corpus.open() as f:
+        for line in f:
+            sentences += [s for s in re.split(r"(?<=[.!?])\s+", json.loads(line)["text"]) if len(s) > 20]
+            if len(sentences) >= count:
+                break
+    return l2_normalize(get_embedder("local").embed(sentences[:count]))
+
+
+def tiled(base: np.ndarray, n: int, rng: np.random.Generator, noise: float = 0.05) -> np.ndarray:
+    """`n` rows: the base rows over and over, each copy plus Gaussian noise of norm about `noise`."""
+    out = np.empty((n, base.shape[1]), dtype=np.float32)
+    for a in range(0, n, 65_536):
+        b = min(a + 65_536, n)
+        rows = base[np.arange(a, b) % len(base)]
+        out[a:b] = l2_normalize(rows + rng.standard_normal(rows.shape, dtype=np.float32) * (noise / np.sqrt(base.shape[1])))
+    return out
+
+
+def dense_peers(label: str, vectors: np.ndarray, qvecs: np.ndarray, k: int = 10) -> list[dict]:
+    """Ours (SQ8 or float32 first stage + exact rescoring), numpy's full product, faiss peers.
+
+    recall@10 is against the exact top 10 (every row rescored as dense.exact_scores does).
+    Every variant runs on each query in turn, so load bursts hit them alike.
+    """
+    import faiss
+
+    from knowledge.retrieval.dense import SQ8Blocks, _exact_all
+
+    n, dim = vectors.shape
+    variants: dict[str, dict] = {}
+
+    def add(name: str, build, search) -> None:
+        gc.collect()
+        before = current_rss_mb()
+        t0 = time.perf_counter()
+        state = build()
+        variants[name] = {"search": lambda q, st=state: search(st, q), "build_s": time.perf_counter() - t0,
+                          "mb": current_rss_mb() - before, "times": [], "hits": 0}
+
+    add("numpy product (before)", lambda: None,
+        lambda _, q: top_k(np.arange(n), vectors @ q, k)[0])
+    add("ours, float32 first stage", lambda: None,
+        lambda _, q: dense_search(vectors, q, k)[0])
+    add("ours, SQ8 first stage", lambda: SQ8Blocks.build(vectors),
+        lambda sq, q: dense_search(vectors, q, k, sq8=sq)[0])
+
+    def flat():
+        index = faiss.IndexFlatIP(dim)
+        index.add(vectors)
+        return index
+
+    def sq8():
+        index = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
+        index.train(vectors)
+        index.add(vectors)
+        return index
+
+    def sq8_rescore(index, q):
+        _, cand = index.search(q[None], 100)
+        cand = np.sort(cand[0][cand[0] >= 0])
+        return top_k(cand, vectors[cand] @ q, k)[0]
+
+    add("faiss IndexFlatIP", flat, lambda index, q: index.search(q[None], k)[1][0])
+    add("faiss SQ8 top-100 + rescoring", sq8, sq8_rescore)
+    faiss.omp_set_num_threads(1)
+    for q in qvecs:
+        exact = set(_exact_all(vectors, q, k, None)[0].tolist())
+        for v in variants.values():
+            t0 = time.perf_counter()
+            found = v["search"](q)
+            v["times"].append(time.perf_counter() - t0)
+            v["hits"] += len(exact & set(np.asarray(found).tolist()))
+    for name in ("ours, float32 first stage", "ours, SQ8 first stage"):
+        assert variants[name]["hits"] == k * len(qvecs), f"{name}: not the exact top {k}"
+    ref = statistics.median(variants["faiss IndexFlatIP"]["times"])
+    return [{"set": label, "n": n, "variant": name, "p50": pct(v["times"], 50), "p95": pct(v["times"], 95),
+             "recall": v["hits"] / (k * len(qvecs)), "build_s": v["build_s"], "mb": v["mb"],
+             "vs_flat": ref / statistics.median(v["times"])} for name, v in variants.items()]
+
+
+def _loaded_rss(folder: str, qs: list[str], qvecs: np.ndarray, out) -> None:
+    """In a fresh process: resident MB after loading the index from disk and searching."""
+    before = current_rss_mb()
+    searcher = HybridSearcher(read_index(Path(folder)))
+    times = []
+    for q, v in zip(qs, qvecs, strict=True):
+        t0 = time.perf_counter()
+        searcher.search(q, query_vector=v, k=10, mode="rrf")
+        times.append(time.perf_counter() - t0)
+    out.put({"mb": current_rss_mb() - before, "p50": pct(times, 50), "p95": pct(times, 95)})
+
+
+def realistic(n: int, n_queries: int, rng: np.random.Generator, sentences: int) -> tuple[list[dict], dict]:
+    """Real MiniLM vectors of SciFact sentences tiled with noise to `n` rows; hybrid from disk."""
+    base = scifact_vectors(sentences)
+    vectors = tiled(base, n, rng)
+    qvecs = tiled(base[rng.integers(len(base), size=n_queries)], n_queries, rng, noise=0.3)
+    rows = dense_peers(f"MiniLM SciFact x{n // len(base)}", vectors, qvecs)
+    docs = corpus(n, rng)
+    data = IndexData(chunk_ids=np.arange(n), document_ids=np.zeros(n, dtype=np.int64),
+                     is_reference=np.zeros(n, dtype=bool),
+                     bm25=BM25Index.from_term_ids(docs, {f"w{i}": i for i in range(VOCAB)}), vectors=vectors,
+                     sent_vectors=np.zeros((0, DIM), dtype=np.float32), sent_offsets=np.zeros(n + 1, dtype=np.int64))
+    qs = [" ".join(q) for q in queries(docs, n_queries, rng)]
+    with tempfile.TemporaryDirectory(dir=Path(__file__).resolve().parent.parent / "var") as tmp:
+        write_index(data, Path(tmp) / "1")
+        del data, vectors
+        gc.collect()
+        context = multiprocessing.get_context("spawn")
+        out = context.Queue()
+        child = context.Process(target=_loaded_rss, args=(str(Path(tmp) / "1"), qs, qvecs, out))
+        child.start()
+        loaded = out.get()
+        child.join()
+    return rows, loaded
+
+
+def print_dense(rows: list[dict]) -> None:
+    print("\n| vectors | rows | variant | p50 / p95 ms | faiss flat p50 / this | recall@10 vs exact | build s | memory MB |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        print(f"| {r['set']} | {r['n']:,} | {r['variant']} | {r['p50']:.1f} / {r['p95']:.1f} | {r['vs_flat']:.2f}x | "
+              f"{r['recall']:.3f} | {r['build_s']:.1f} | {r['mb']:.0f} |", flush=True)
+
+
 def query_embedding_ms(count: int = 20) -> float:
     from knowledge.embeddings import get_embedder
 
@@ -162,20 +346,28 @@ def main() -> None:
     parser.add_argument("--blas-threads", default="1", help="OpenBLAS threads (default 1, as in the portal)")
     parser.add_argument("--threads", type=int, default=min(4, os.cpu_count() or 1),
                         help="search pool threads, as PORTAL_SEARCH_THREADS (default: cores, at most 4)")
+    parser.add_argument("--realistic", type=int, default=0,
+                        help="rows of the tiled MiniLM set (default with --full: 1M)")
+    parser.add_argument("--max-rows", type=int, default=None, help="leave out the sizes above this")
+    parser.add_argument("--sentences", type=int, default=5_000, help="SciFact sentences to tile")
     args = parser.parse_args()
     rng = np.random.default_rng(42)
     sizes = [10_000, 100_000, 1_000_000] if args.full else [10_000]
     ref_sizes = [10_000, 100_000] if args.full else [10_000]
+    if args.max_rows:
+        sizes = [n for n in sizes if n <= args.max_rows]
+        ref_sizes = [n for n in ref_sizes if n <= args.max_rows]
     nq = args.queries or (50 if args.full else 20)
     print(f"# bench/retrieval.py {'--full' if args.full else ''} on {os.cpu_count()} CPUs, "
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, load average {os.getloadavg()[0]:.1f}")
     print("\n| chunks | queries | ours p50 ms | rank-bm25 p50 ms | speed-up (median ratio) | identical top-10 | "
-          "build ours s | build rank-bm25 s |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "build ours s | build rank-bm25 s | bm25s p50 ms | bm25s p50 / ours |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for n in ref_sizes:
         r = vs_rank_bm25(n, nq, rng)
         print(f"| {n:,} | {r['queries']} | {r['ours_p50_ms']:.2f} | {r['ref_p50_ms']:.1f} | {r['speedup']:.0f}x | "
-              f"{r['identical_top10']}/{r['queries']} | {r['build_ours_s']:.1f} | {r['build_ref_s']:.1f} |", flush=True)
+              f"{r['identical_top10']}/{r['queries']} | {r['build_ours_s']:.1f} | {r['build_ref_s']:.1f} | "
+              f"{r['bm25s_p50_ms']:.2f} | {r['vs_bm25s']:.2f}x |", flush=True)
     t = args.threads
     print(f"\n| chunks | BM25 p50 / p95 ms | dense p50 / p95 ms | hybrid (RRF) p50 / p95 ms | dense, {t} threads | "
           f"hybrid, {t} threads | hybrid 1 / {t} threads | BM25 build s | BM25 MB | dense MB | peak RSS MB |")
@@ -188,6 +380,18 @@ def main() -> None:
               f"{r['rrf_pooled_p50_ms']:.1f} / {r['rrf_pooled_p95_ms']:.1f} | {r['pooled_speedup']:.2f}x | "
               f"{r['build_bm25_s']:.1f} | {r['bm25_mb']:.0f} | {r['dense_mb']:.0f} | {r['peak_rss_mb']:.0f} |",
               flush=True)
+    dense_sizes = [10_000, 100_000, 1_000_000] if args.full else [10_000]
+    for n in [s for s in dense_sizes if s <= (args.max_rows or s)]:
+        vectors = l2_normalize(rng.standard_normal((n, DIM), dtype=np.float32))
+        print_dense(dense_peers("random", vectors, l2_normalize(rng.standard_normal((nq, DIM), dtype=np.float32))))
+        del vectors
+    if args.full or args.realistic:
+        n = args.realistic or 1_000_000
+        rows, loaded = realistic(n, nq, rng, args.sentences)
+        print_dense(rows)
+        print(f"\nhybrid (RRF) at {n:,} chunks, index loaded from disk in a fresh process: p50 {loaded['p50']:.1f} / "
+              f"p95 {loaded['p95']:.1f} ms, resident memory of the loaded index {loaded['mb']:.0f} MB, "
+              f"load average {os.getloadavg()[0]:.1f}")
     print(f"\nquery embedding (local all-MiniLM-L6-v2 int8, one short query): p50 {query_embedding_ms():.1f} ms")
 
 

@@ -10,12 +10,25 @@ in more than half the chunks) gets epsilon * mean(idf) instead. Because the weig
 and a query is one sparse product, scores = q @ W, where q counts the query's terms
 (rank-bm25 adds a repeated query term twice, so do we).
 W is stored term-major (CSR, one row per term) so a query only touches its terms' rows.
+
+`matching` walks those rows in a compiled kernel (numba, `_kernel`): each posting adds
+count x weight into a per-thread scratch array of chunk scores and notes the chunk the
+first time it is touched; the touched chunks' scores are then read out and the scratch
+reset, so a query costs its postings and nothing proportional to the collection. The same
+products summed in the same order (query terms by id) as the sparse product it replaces,
+so the scores are the same numbers. Profiled at 100k chunks, the sparse product spent about
+a third of its time building scipy objects and ran two passes over the postings (one to
+size the output, one to fill it); bm25s's numba backend was 2.9x faster (issue 19).
+numba (with llvmlite, about 45 MB installed) is the well-kept way to compile such a loop
+without a C toolchain; the kernel is compiled on first use and cached on disk.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from scipy import sparse
@@ -99,14 +112,69 @@ class BM25Index:
         return out
 
     def matching(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk positions, scores) of the chunks that contain at least one query term."""
+        """(chunk positions, scores) of the chunks that contain at least one query term.
+
+        Positions in the order the kernel first touched them (not sorted): callers rank them.
+        """
         ids, counts = self.query_vector(tokens)
         if len(ids) == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        q = sparse.csr_matrix((counts, (np.zeros(len(ids), dtype=np.int64), ids)),
-                              shape=(1, self.weights.shape[0]))
-        prod = (q @ self.weights).tocsr()
-        return prod.indices.astype(np.int64), prod.data
+        w = self.weights
+        scores, seen = _scratch(self.n_chunks)
+        # Plain ndarray views: the arrays may be memory-mapped (store.read_index).
+        arrays = [np.asarray(a).view(np.ndarray) for a in (w.indptr, w.indices, w.data)]
+        return _kernel()(*arrays, ids, counts, scores, seen)
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """This thread's zeroed (scores, seen) arrays of length >= n (the kernel leaves them zeroed)."""
+    scores = getattr(_SCRATCH, "scores", None)
+    if scores is None or len(scores) < n:
+        _SCRATCH.scores, _SCRATCH.seen = np.zeros(n), np.zeros(n, dtype=np.uint8)
+    return _SCRATCH.scores, _SCRATCH.seen
+
+
+@cache
+def _kernel():
+    """The compiled postings walk (numba is imported and the kernel compiled on first use,
+    cached on disk after that)."""
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def accumulate(indptr, indices, data, ids, counts, scores, seen):
+        total = 0
+        for j in range(len(ids)):
+            total += indptr[ids[j] + 1] - indptr[ids[j]]
+        touched = np.empty(total, dtype=np.int64)
+        m = 0
+        for j in range(len(ids)):
+            c = counts[j]
+            for p in range(indptr[ids[j]], indptr[ids[j] + 1]):
+                d = indices[p]
+                if seen[d] == 0:
+                    seen[d] = 1
+                    touched[m] = d
+                    m += 1
+                scores[d] += c * data[p]
+        # As the sparse product, a chunk whose terms sum to exactly 0 (an idf of 0: a term in
+        # exactly half the chunks) is not returned.
+        positions = np.empty(m, dtype=np.int64)
+        values = np.empty(m)
+        kept = 0
+        for i in range(m):
+            d = touched[i]
+            if scores[d] != 0.0:
+                positions[kept] = d
+                values[kept] = scores[d]
+                kept += 1
+            scores[d] = 0.0
+            seen[d] = 0
+        return positions[:kept].copy(), values[:kept].copy()
+
+    return accumulate
 
 
 def top_k(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from knowledge.retrieval import parallel
 from knowledge.retrieval.bm25 import top_k
-from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, dense_search
+from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, dense_search, search_threads
 from knowledge.retrieval.fusion import Fused, Ranked, minmax, pool_size, rrf
 from knowledge.retrieval.rerank import Reranker
 from knowledge.retrieval.store import IndexData
@@ -64,8 +64,9 @@ class HybridSearcher:
             positions, scores = positions[keep], scores[keep]
         return Ranked(*top_k(positions, scores, pool))
 
-    def _dense(self, vector: np.ndarray, pool: int, allowed: np.ndarray | None) -> Ranked:
-        return Ranked(*dense_search(self.data.vectors, vector, pool, allowed, threads=self.threads))
+    def _dense(self, vector: np.ndarray, pool: int, allowed: np.ndarray | None, threads: int = 1) -> Ranked:
+        return Ranked(*dense_search(self.data.vectors, vector, pool, allowed, threads=threads,
+                                    sq8=self.data.dense_sq8))
 
     def candidates(self, query: str, *, query_vector: np.ndarray | None, k: int, mode: str,
                    allowed: np.ndarray | None = None) -> list[Fused]:
@@ -78,17 +79,19 @@ class HybridSearcher:
             raise ValueError(f"Mode {mode!r} needs the query vector.")
         pool = pool_size(k)
         results: dict[str, Ranked] = {}
-        if mode in ("rrf", "minmax") and self.threads > 1 and self.data.size >= PARALLEL_MIN_ROWS:
+        # Decided per query from the cores free right now (dense.search_threads).
+        threads = search_threads(self.threads) if self.data.size >= PARALLEL_MIN_ROWS else 1
+        if mode in ("rrf", "minmax") and threads > 1:
             # BM25 goes to the pool first, so one thread scores it while the others start on
             # the dense blocks queued behind it.
-            bm25 = parallel.submit(self.threads, self._bm25, query, pool, allowed)
-            dense = self._dense(query_vector, pool, allowed)
+            bm25 = parallel.submit(threads, self._bm25, query, pool, allowed)
+            dense = self._dense(query_vector, pool, allowed, threads)
             results = {"bm25": bm25.result(), "dense": dense}
         else:
             if mode in ("bm25", "rrf", "minmax"):
                 results["bm25"] = self._bm25(query, pool, allowed)
             if mode in DENSE_MODES:
-                results["dense"] = self._dense(query_vector, pool, allowed)
+                results["dense"] = self._dense(query_vector, pool, allowed, threads)
         if mode == "rrf":
             fused = rrf(results, weights=self.weights)
         elif mode == "minmax":

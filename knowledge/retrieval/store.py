@@ -7,6 +7,8 @@
     <dir>/bm25_vocab.json        term -> row of W
     <dir>/bm25_{data,indices,indptr}.npy   W as CSR (n_terms, n_chunks)
     <dir>/vectors.npy            float32 (n_chunks, dim), L2-normalised
+    <dir>/sq8_{trained,codes,error}.npy   from dense.SQ8_MIN_ROWS chunks up: the 8-bit copy of
+                                 the vectors (faiss quantiser, uint8 codes, per-dimension error)
     <dir>/sent_vectors.npy       float32 (n_sentences, dim), sentences of every chunk in order
     <dir>/sent_offsets.npy       int64 (n_chunks + 1): chunk i owns rows offsets[i]:offsets[i+1]
 
@@ -27,6 +29,7 @@ import numpy as np
 from scipy import sparse
 
 from knowledge.retrieval.bm25 import BM25Index
+from knowledge.retrieval.dense import SQ8_MIN_ROWS, SQ8Blocks, encode_sq8
 
 FORMAT = 1
 
@@ -41,10 +44,23 @@ class IndexData:
     sent_vectors: np.ndarray
     sent_offsets: np.ndarray
     meta: dict = field(default_factory=dict)
+    # The 8-bit first stage of dense search, as read from disk; None: made on first use
+    # when the index is large enough (dense_sq8).
+    sq8: SQ8Blocks | None = None
 
     @property
     def size(self) -> int:
         return len(self.chunk_ids)
+
+    @cached_property
+    def dense_sq8(self) -> SQ8Blocks | None:
+        """The 8-bit first stage for dense search, or None below SQ8_MIN_ROWS (float32 is used)."""
+        if self.sq8 is not None:
+            return self.sq8
+        vectors = np.asarray(self.vectors)
+        if self.size < SQ8_MIN_ROWS or vectors.ndim != 2 or vectors.shape[0] != self.size:
+            return None
+        return SQ8Blocks.build(vectors)
 
     @cached_property
     def _documents(self) -> tuple[np.ndarray, np.ndarray]:
@@ -80,6 +96,8 @@ def write_index(data: IndexData, target: Path) -> Path:
             "sent_vectors": np.asarray(data.sent_vectors, dtype=np.float32),
             "sent_offsets": np.asarray(data.sent_offsets, dtype=np.int64),
         }
+        if arrays["vectors"].ndim == 2 and len(arrays["vectors"]) >= SQ8_MIN_ROWS:
+            arrays["sq8_trained"], arrays["sq8_codes"], arrays["sq8_error"] = encode_sq8(arrays["vectors"])
         for name, array in arrays.items():
             np.save(tmp / f"{name}.npy", array)
         (tmp / "bm25_vocab.json").write_text(json.dumps(data.bm25.vocab))
@@ -90,6 +108,7 @@ def write_index(data: IndexData, target: Path) -> Path:
             "terms": int(w.shape[0]),
             "dim": int(arrays["vectors"].shape[1]) if arrays["vectors"].ndim == 2 else 0,
             "sentences": len(arrays["sent_vectors"]),
+            "sq8": "sq8_codes" in arrays,
         }
         # The manifest goes last: its presence marks a complete folder.
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
@@ -122,4 +141,8 @@ def read_index(source: Path) -> IndexData:
         sent_vectors=arr("sent_vectors"),
         sent_offsets=np.asarray(arr("sent_offsets")),
         meta=manifest,
+        # The codes are copied into faiss's own buffers (read once); the float32 vectors stay
+        # memory-mapped and only the rescored candidates' rows are read.
+        sq8=SQ8Blocks.from_codes(arr("sq8_trained"), arr("sq8_codes"), arr("sq8_error"))
+        if manifest.get("sq8") else None,
     )

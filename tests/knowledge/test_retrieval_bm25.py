@@ -134,3 +134,20 @@ def test_top_k_on_long_arrays_equals_a_full_sort(layout):
     order = np.lexsort((positions, -scores))[:k]
     np.testing.assert_array_equal(best, positions[order])
     np.testing.assert_array_equal(best_scores, scores[order])
+
+
+
+def test_matching_walks_the_postings_into_the_same_scores_as_the_sparse_product():
+    # The compiled walk sums the same products in the same order as q @ W: the same numbers,
+    # including for a repeated query term, and a reused per-thread scratch starts clean.
+    rng = np.random.default_rng(4)
+    words = [f"t{i}" for i in range(40)]
+    corpus = [list(rng.choice(words, size=int(rng.integers(3, 9)))) for _ in range(3_000)]
+    index = BM25Index.build(corpus)
+    for _ in range(30):
+        query = list(rng.choice(words, size=int(rng.integers(1, 6))))
+        positions, scores = index.matching(query)
+        assert len(set(positions.tolist())) == len(positions)
+        expected = index.scores(query)
+        np.testing.assert_array_equal(np.sort(positions), np.flatnonzero(expected))
+        np.testing.assert_array_equal(scores, expected[positions])

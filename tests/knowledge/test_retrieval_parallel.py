@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from knowledge.retrieval import dense, parallel
+from knowledge.retrieval import dense, engine, parallel
 from knowledge.retrieval.bm25 import BM25Index
 from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, dense_search, l2_normalize
 from knowledge.retrieval.engine import HybridSearcher
@@ -70,13 +70,13 @@ def test_dense_search_in_blocks_keeps_to_the_allowed_rows(matrix):
 
 def test_the_blocks_run_on_the_search_pool(matrix, monkeypatch):
     seen: set[str] = set()
-    block = dense._block_top_k
+    block = dense._flat_block
 
     def recording(*args):
         seen.add(threading.current_thread().name)
         return block(*args)
 
-    monkeypatch.setattr(dense, "_block_top_k", recording)
+    monkeypatch.setattr(dense, "_flat_block", recording)
     dense_search(matrix, matrix[0], 10, threads=2)
     assert seen and all(name.startswith("search") for name in seen)
     seen.clear()
@@ -85,7 +85,9 @@ def test_the_blocks_run_on_the_search_pool(matrix, monkeypatch):
 
 
 @pytest.mark.parametrize("mode", ["rrf", "minmax", "dense", "bm25"])
-def test_hybrid_search_on_the_pool_matches_one_thread(index, mode):
+def test_hybrid_search_on_the_pool_matches_one_thread(index, mode, monkeypatch):
+    # As if every core were free, so the pool is used whatever else runs on this machine.
+    monkeypatch.setattr(engine, "search_threads", lambda limit: limit)
     single, pooled = HybridSearcher(index), HybridSearcher(index, threads=2)
     rng = np.random.default_rng(3)
     for _ in range(5):
@@ -117,3 +119,17 @@ def test_a_forked_child_makes_its_own_pool(matrix):
         pytest.fail("the search in the forked child never finished")
     assert child.exitcode == 0
     assert out.get(timeout=5)[0] == 1
+
+
+@pytest.mark.parametrize(("runnable", "cores", "expected"), [(1, 2, 2), (2, 2, 1), (9, 2, 1), (2, 8, 4), (3, 4, 2)])
+def test_search_threads_are_the_free_cores(tmp_path, monkeypatch, runnable, cores, expected):
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text(f"3.10 2.80 2.50 {runnable}/412 9999\n")
+    monkeypatch.setattr(dense.os, "cpu_count", lambda: cores)
+    # The count includes the searching thread itself; at most the configured 4.
+    assert dense.search_threads(4, loadavg=str(loadavg)) == expected
+    assert dense.search_threads(1, loadavg=str(loadavg)) == 1
+
+
+def test_search_threads_fall_back_to_the_limit_without_a_count(tmp_path):
+    assert dense.search_threads(3, loadavg=str(tmp_path / "missing")) == 3
