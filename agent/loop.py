@@ -169,7 +169,7 @@ class AgentLoop:
                      _dump(draft), started, draft.usage)
         self._stage(Stage.VERIFYING)
         started = time.perf_counter()
-        answer = roles.verifier.verify(draft, sources)
+        answer = roles.verifier.verify(draft, sources, question=question)
         self._record("verify", retries, {"sentences": len(draft.sentences)},
                      {"kept": len(answer.sentences), "dropped": answer.dropped,
                       "citations": [c.model_dump() for c in answer.citations]}, started)
