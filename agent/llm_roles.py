@@ -164,6 +164,21 @@ _SLOT_WORDS = re.compile(
     r"\b(?:what|which|who|when|where)\b", re.IGNORECASE)
 
 
+_ASKS_QUANTITY = re.compile(
+    r"\b(?:number|how\s+many|how\s+much|size|dimension\w*|count|rate|amount|percentage|score|value)s?\b",
+    re.IGNORECASE)
+_NOT_QUANTITIES = re.compile(r"^\s*\d+(?:\.\d+)*\s+|\[\d+(?:\s*,\s*\d+)*\]")
+# Of the order of the gap between an on-topic and an off-topic sentence's support score.
+QUANTITY_BONUS = 0.1
+
+
+def _states_quantity(sentence: str) -> bool:
+    """The sentence states a number (section numbers and reference markers aside)."""
+    from agent.verify import quantities
+
+    return bool(quantities(_NOT_QUANTITIES.sub(" ", sentence), spelled=True))
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A numbered evidence sentence shown to the model."""
@@ -213,6 +228,12 @@ def candidate_sentences(question: str, needs: Sequence[str], premise: str, sourc
     probe_vecs, sent_vecs = vecs[: len(probes)], vecs[len(probes):]
     texts = [s for _, _, s in pool]
     per_probe = [[sc.support for sc in score_sentences(p, pv, texts, sent_vecs)] for p, pv in zip(probes, probe_vecs)]
+    # A need that asks for a quantity is answered by a sentence that states one: such
+    # sentences get a bonus for it (what the sentence is about is scored above).
+    stated = [_states_quantity(t) for t in texts]
+    for k, need in enumerate(needs):
+        if _ASKS_QUANTITY.search(need):
+            per_probe[k] = [v + QUANTITY_BONUS * q for v, q in zip(per_probe[k], stated)]
     best = [max(col) for col in zip(*per_probe)]
     chosen: dict[int, None] = {}
     quotas = [per_need] * len(needs) + [0] + ([2] if premise else [])

@@ -394,7 +394,9 @@ class CitationVerifier:
     def verify(self, draft: Draft, sources: list[Source], *, question: str = "") -> Answer:
         kept: list[DraftSentence] = []
         citations: list[CitationRef] = []
-        by_chunk: dict[int, CitationRef] = {}
+        # One citation per (chunk, quote): a reader who clicks [n] sees the very sentence
+        # that backs the claim, even when two claims rest on one chunk.
+        by_span: dict[tuple[int, str], CitationRef] = {}
         dropped: list[str] = []
         asserting = draft.outcome != Outcome.REFUSAL
         for sentence in draft.sentences:
@@ -435,11 +437,12 @@ class CitationVerifier:
                     verified = []
             new_markers: list[int] = []
             for _n, source, quote, start in verified:
-                ref = by_chunk.get(source.chunk_id)
+                key = (source.chunk_id, normalise(quote))
+                ref = by_span.get(key)
                 if ref is None:
                     ref = CitationRef(marker=len(citations) + 1, chunk_id=source.chunk_id,
                                       quote=quote, quote_start=start, verified=True)
-                    by_chunk[source.chunk_id] = ref
+                    by_span[key] = ref
                     citations.append(ref)
                 if ref.marker not in new_markers:
                     new_markers.append(ref.marker)

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from agent import services
+from agent import llm_roles, services
 from agent.models import Run
 from agent.types import Draft, DraftSentence, Outcome, QuoteRef, Source
 from agent.verify import CitationVerifier
@@ -257,9 +257,9 @@ def test_a_question_costs_at_most_two_calls_and_1500_prompt_tokens(attention, fa
         assert run.llm_calls <= 2, (run.question, run.llm_calls)
         # The fake server counts a token per four characters of the prompt.
         assert run.prompt_tokens <= 1500, (run.question, run.prompt_tokens)
-    # Each request's prompt: at most 8 numbered sentences, never whole chunks.
+    # Each request's prompt: at most CANDIDATES numbered sentences, never whole chunks.
     for request in fake_openai.chat_requests:
         if request.body["response_format"]["json_schema"]["name"] == "AnswerOut":
-            assert 0 < len(numbered_sentences(request.text)) <= 8
+            assert 0 < len(numbered_sentences(request.text)) <= llm_roles.CANDIDATES
         assert request.body["max_tokens"] <= 600
     assert PAPERS.exists()
