@@ -21,12 +21,12 @@ def test_it_finds_quotes_ignoring_case_and_whitespace():
 
 def test_it_drops_a_fabricated_quote_and_keeps_the_real_one():
     draft = Draft(outcome=Outcome.ANSWER, sentences=[
-        DraftSentence(text="Doc2query adds no markup.", citations=[1],
+        DraftSentence(text="Doc2query does not put any special markup into the document.", citations=[1],
                       quote="We do not put any special markup"),
         DraftSentence(text="SBERT uses max pooling.", citations=[2], quote="Our default pooling strategy is MAX."),
     ])
     answer = CitationVerifier().verify(draft, SOURCES)
-    assert [s.text for s in answer.sentences] == ["Doc2query adds no markup."]
+    assert [s.text for s in answer.sentences] == ["Doc2query does not put any special markup into the document."]
     assert [(c.marker, c.chunk_id, c.verified) for c in answer.citations] == [(1, 11, True)]
     assert any("does not support" in d for d in answer.dropped)
 
