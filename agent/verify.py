@@ -350,7 +350,9 @@ def support(sentence: str, quotes: Sequence[str], *, context: str = "", question
     numbers = missing_numbers(text, evidence, allowed=question if allow_question_numbers else "")
     if numbers:
         return SupportResult(False, f"states {', '.join(numbers)}, which its quoted evidence does not")
-    absent = missing_names(text, f"{evidence} {context}", question=question, chunk=chunk)
+    # A premise correction restates the question's names as well as its numbers.
+    absent = missing_names(text, f"{evidence} {context} {question if allow_question_numbers else ''}",
+                           question=question, chunk=chunk)
     if absent:
         return SupportResult(False, f"names {', '.join(absent)}, which its quoted evidence does not")
     if _copied(sentence, quotes) or len(content_terms(text)) <= 1:
