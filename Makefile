@@ -13,7 +13,7 @@ export PORTAL_DEBUG ?= 1
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install install-dev migrate demo worker web lint screenshots bench clean
+.PHONY: run test install install-dev migrate demo lint screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,7 @@ test: install-dev
 
 lint: install-dev
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 screenshots: install-dev
 	GROUNDED_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -m browser $(PYTEST_ARGS)

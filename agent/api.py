@@ -7,7 +7,6 @@ Every lookup is scoped by agent.selectors / knowledge.selectors: outsiders get 4
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.conf import settings
@@ -21,7 +20,9 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from agent import selectors
-from agent.models import Citation, Review, Run, RunStep
+from agent.configs import config_choices
+from agent.models import OUTCOME_CHOICES, Citation, Review, Run, RunStep
+from agent.verify import quote_span
 from knowledge import selectors as knowledge_selectors
 from knowledge.api_common import (
     PAGE_PARAMETERS,
@@ -33,14 +34,6 @@ from knowledge.api_common import (
 )
 from knowledge.api_errors import Conflict, error_responses
 from knowledge.models import Role
-
-
-def config_names() -> list[str]:
-    """Configuration names a run may use, the default first (shared with the ask form)."""
-    from agent.views import config_choices
-
-    return config_choices()
-
 
 # ---------------------------------------------------------------------------
 # Output shapes
@@ -70,7 +63,7 @@ class CitationOutputSerializer(serializers.Serializer):
 
     def _span(self, obj: Citation) -> tuple[int, int]:
         if not hasattr(obj, "_api_span"):
-            obj._api_span = locate_quote(obj.chunk_text, obj.quote, obj.quote_start) or (-1, -1)  # type: ignore[attr-defined]
+            obj._api_span = quote_span(obj.quote, obj.chunk_text, obj.quote_start) or (-1, -1)  # type: ignore[attr-defined]
         return obj._api_span  # type: ignore[attr-defined]
 
     def get_quote_start(self, obj: Citation) -> int:
@@ -78,26 +71,6 @@ class CitationOutputSerializer(serializers.Serializer):
 
     def get_quote_end(self, obj: Citation) -> int:
         return self._span(obj)[1]
-
-
-def locate_quote(chunk_text: str, quote: str, hint: int) -> tuple[int, int] | None:
-    """The span of `quote` in `chunk_text`, tolerant of whitespace, or None.
-
-    The stored quote and offset come from the auditor, which compares whitespace-normalised
-    text; the chunk keeps its line breaks. A client needs offsets into chunk_text itself, so
-    an exact match is tried first and then the quote's words separated by any whitespace.
-    """
-    from agent.presentation import quote_span
-
-    span = quote_span(chunk_text, quote, hint)
-    if span is not None:
-        return span
-    words = quote.split()
-    if not words:
-        return None
-    pattern = re.compile(r"\s+".join(re.escape(w) for w in words))
-    match = pattern.search(chunk_text, max(hint, 0)) or pattern.search(chunk_text)
-    return match.span() if match else None
 
 
 class StepOutputSerializer(serializers.Serializer):
@@ -192,7 +165,7 @@ class RunListApi(APIView):
     class FilterSerializer(serializers.Serializer):
         collection = serializers.SlugField(required=False, help_text="Only runs of this collection.")
         status = serializers.ChoiceField(choices=Run.Status.choices, required=False)
-        outcome = serializers.ChoiceField(choices=Run.Outcome.choices, required=False)
+        outcome = serializers.ChoiceField(choices=OUTCOME_CHOICES, required=False)
         config = serializers.CharField(required=False, max_length=50, help_text="Configuration name.")
         mine = serializers.BooleanField(
             required=False,
@@ -211,7 +184,7 @@ class RunListApi(APIView):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             # Named configurations come from agent.configs; read them per request, not at import.
-            self.fields["config"].choices = config_names()
+            self.fields["config"].choices = config_choices(settings.DEFAULT_RUN_CONFIG)
 
     @extend_schema(
         operation_id="runs_list",
@@ -287,7 +260,7 @@ class ConfigListApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        return Response({"configs": config_names()})
+        return Response({"configs": config_choices(settings.DEFAULT_RUN_CONFIG)})
 
 
 # ---------------------------------------------------------------------------

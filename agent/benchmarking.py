@@ -25,16 +25,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 
+from agent.types import Outcome
+
 ANSWER = "ANSWER"
 REFUSE = "REFUSE_OUT_OF_SCOPE"
 DEBUNK = "DEBUNK_FALSE_PREMISE"
 EXPECTED_BEHAVIORS = (ANSWER, REFUSE, DEBUNK)
 
-# Run outcomes (agent.models.Run.Outcome values); FAILED stands for a run that ended in error.
-OUT_ANSWER = "ANSWER"
-OUT_PARTIAL = "PARTIAL"
-OUT_REFUSAL = "REFUSAL"
-OUT_FALSE_PREMISE = "FALSE_PREMISE"
+# A record's outcome is an agent.types.Outcome value, or this for a run that ended in error
+# (it has no outcome).
 OUT_FAILED = "FAILED"
 
 GRADES = ("correct", "partial", "incorrect")
@@ -377,12 +376,12 @@ def proxy_score(record: RunRecord) -> float:
     cited = [c.text for c in record.citations]
     spans = q.required_evidence_spans
     if q.expected_behavior == REFUSE:
-        return 1.0 if record.outcome == OUT_REFUSAL else 0.0
+        return 1.0 if record.outcome == Outcome.REFUSAL else 0.0
     if q.expected_behavior == DEBUNK:
-        if record.outcome != OUT_FALSE_PREMISE:
+        if record.outcome != Outcome.FALSE_PREMISE:
             return 0.0
         return spans_covered(spans, cited) / len(spans) if spans else 1.0
-    if record.outcome not in (OUT_ANSWER, OUT_PARTIAL) or not spans:
+    if record.outcome not in (Outcome.ANSWER, Outcome.PARTIAL) or not spans:
         return 0.0
     return spans_covered(spans, cited) / len(spans)
 
@@ -444,21 +443,21 @@ def group_metrics(config_name: str, category: str, records: Sequence[RunRecord])
     m = Metrics(config_name=config_name, category=category, runs=len(records))
     n = len(records)
     outcomes = Counter(r.outcome for r in records)
-    m.answered = _ratio(outcomes[OUT_ANSWER], n)
-    m.partial = _ratio(outcomes[OUT_PARTIAL], n)
-    m.refused = _ratio(outcomes[OUT_REFUSAL], n)
-    m.debunked = _ratio(outcomes[OUT_FALSE_PREMISE], n)
+    m.answered = _ratio(outcomes[Outcome.ANSWER], n)
+    m.partial = _ratio(outcomes[Outcome.PARTIAL], n)
+    m.refused = _ratio(outcomes[Outcome.REFUSAL], n)
+    m.debunked = _ratio(outcomes[Outcome.FALSE_PREMISE], n)
     m.failed = _ratio(outcomes[OUT_FAILED], n)
 
     oos = [r for r in records if r.question.expected_behavior == REFUSE]
     m.out_of_scope_runs = len(oos)
-    m.hallucination = _ratio(sum(r.outcome in (OUT_ANSWER, OUT_PARTIAL) for r in oos), len(oos))
+    m.hallucination = _ratio(sum(r.outcome in (Outcome.ANSWER, Outcome.PARTIAL) for r in oos), len(oos))
     fp = [r for r in records if r.question.expected_behavior == DEBUNK]
     m.false_premise_runs = len(fp)
-    m.false_premise_debunked = _ratio(sum(r.outcome == OUT_FALSE_PREMISE for r in fp), len(fp))
+    m.false_premise_debunked = _ratio(sum(r.outcome == Outcome.FALSE_PREMISE for r in fp), len(fp))
     ans = [r for r in records if r.question.expected_behavior == ANSWER]
     m.answerable_runs = len(ans)
-    m.wrongful_refusal = _ratio(sum(r.outcome == OUT_REFUSAL for r in ans), len(ans))
+    m.wrongful_refusal = _ratio(sum(r.outcome == Outcome.REFUSAL for r in ans), len(ans))
 
     # Precision only where the set gives evidence: an out-of-scope question has none, and
     # citing anything there is already counted as hallucination.
@@ -467,7 +466,7 @@ def group_metrics(config_name: str, category: str, records: Sequence[RunRecord])
     m.citations = len(cites)
     m.citation_precision = _ratio(sum(citation_supports(c, q) for c, q in cites), len(cites))
 
-    sentences = [s for r in records if r.outcome in (OUT_ANSWER, OUT_PARTIAL, OUT_FALSE_PREMISE)
+    sentences = [s for r in records if r.outcome in (Outcome.ANSWER, Outcome.PARTIAL, Outcome.FALSE_PREMISE)
                  for s in answer_sentences(r.answer)]
     m.answer_sentences = len(sentences)
     m.citation_coverage = _ratio(sum(bool(_MARKER.search(s)) for s in sentences), len(sentences))

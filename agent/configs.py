@@ -10,9 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.roles import Auditor, Generator, Planner, Reformulator, Verifier
+
+if TYPE_CHECKING:
+    from agent.local.embed import EmbedFn
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,13 @@ CONFIGS: dict[str, RunConfig] = {
         RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2),
     )
 }
+# The one list of configuration names (the ask form, the API, benchmarks).
 CONFIG_NAMES = tuple(CONFIGS)
+
+
+def config_choices(default: str) -> list[str]:
+    """The configuration names, `default` first when it is one of them (what a user may pick)."""
+    return [default, *[n for n in CONFIG_NAMES if n != default]] if default in CONFIG_NAMES else list(CONFIG_NAMES)
 
 
 def get_config(name: str) -> RunConfig:
@@ -71,10 +80,12 @@ class Roles:
     verifier: Verifier
 
 
-def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None) -> Roles:
+def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None,
+                embed: EmbedFn | None = None) -> Roles:
     """The role implementations for a backend: "local" (offline) or "openai" (agent.llm_roles).
 
     The verifier is always the deterministic one: no model decides whether a quote exists.
+    `embed` is the local roles' sentence embedder (default: agent.local.embed.get_embed()).
     """
     from agent.verify import CitationVerifier
 
@@ -84,7 +95,7 @@ def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None
         from agent.local.planner import RulePlanner
         from agent.local.reformulator import KeywordReformulator
 
-        return Roles(RulePlanner(), LocalAuditor(), KeywordReformulator(), ExtractiveGenerator(),
+        return Roles(RulePlanner(), LocalAuditor(embed), KeywordReformulator(), ExtractiveGenerator(embed),
                      CitationVerifier())
     if backend == "openai":
         from agent.llm_roles import llm_roles

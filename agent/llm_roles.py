@@ -529,9 +529,24 @@ def llm_rerank_with_usage(query: str, candidates: Sequence[Any], client: ChatCli
     return scores, usage
 
 
-def llm_rerank(query: str, candidates: Sequence[Any], client: ChatClient) -> list[float]:
-    """Relevance of every candidate to the query in [0, 1], in one LLM call."""
-    return llm_rerank_with_usage(query, candidates, client)[0]
+def llm_scorer(client: ChatClient, on_usage: Callable[[Usage], None] | None = None) -> Callable[
+        [str, list[str]], list[float]]:
+    """The grader knowledge's LLM reranker calls (knowledge.retrieval.rerank.ScoreFn): 0-10
+    per passage from one call, whose prompt keeps the passages delimited as untrusted data.
+    Each call's usage goes to `on_usage`, so a run that reranks with the LLM pays for it."""
+
+    def score(query: str, passages: list[str]) -> list[float]:
+        scores, usage = llm_rerank_with_usage(query, passages, client)
+        if on_usage is not None:
+            on_usage(usage)
+        return [10.0 * s for s in scores]
+
+    return score
+
+
+def llm_scorer_from_settings() -> Callable[[str, list[str]], list[float]]:
+    """settings.RERANK_LLM_SCORER: the grader knowledge's searches use when not handed one."""
+    return llm_scorer(LLMClient.from_settings())
 
 
 def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = True,

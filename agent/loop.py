@@ -12,11 +12,27 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from agent.configs import Roles, RunConfig
 from agent.roles import Retriever
-from agent.types import Answer, AuditResult, Complexity, Plan, Source, SupportLabel, Usage, Verdict
+from agent.types import (
+    Answer,
+    AuditResult,
+    AuditStep,
+    Complexity,
+    GenerateStep,
+    Plan,
+    PlanStep,
+    ReformulateStep,
+    RetrieveStep,
+    Source,
+    SourceBrief,
+    Step,
+    SupportLabel,
+    Usage,
+    Verdict,
+    VerifyStep,
+)
 
 
 class Stage(StrEnum):
@@ -32,12 +48,14 @@ class Stage(StrEnum):
 
 @dataclass
 class StepRecord:
-    kind: str  # RunStep.Kind value
+    step: Step  # the typed record; step.KIND is the RunStep.Kind value
     attempt: int
-    input: dict[str, Any]
-    output: dict[str, Any]
     duration_ms: int
     usage: Usage = field(default_factory=Usage)
+
+    @property
+    def kind(self) -> str:
+        return self.step.KIND
 
 
 @dataclass
@@ -56,38 +74,30 @@ class LoopResult:
         return self.audit.verdict.value if self.audit else ""
 
 
-def _dump(model: Any) -> dict[str, Any]:
-    data = model.model_dump(mode="json")
-    data.pop("usage", None)
-    return data
-
-
-def _source_brief(s: Source) -> dict[str, Any]:
-    return {"chunk_id": s.chunk_id, "document": s.file_name or s.document_title, "page": s.page,
-            "score": round(s.score, 4), "query": s.query}
-
-
 class AgentLoop:
     def __init__(self, config: RunConfig, roles: Roles, retriever: Retriever, *,
                  on_step: Callable[[StepRecord], None] | None = None,
                  on_stage: Callable[[Stage], None] | None = None,
-                 concurrent: bool = True) -> None:
+                 concurrent: bool = True, retrieval_usage: Callable[[], Usage] | None = None) -> None:
         self.config = config
         self.roles = roles
         self.retriever = retriever
+        # The LLM usage of the retriever's searches since it was last asked (an LLM reranker
+        # calls the model inside retrieval); recorded on the retrieve step.
+        self.retrieval_usage = retrieval_usage
         self.on_step = on_step
         self.on_stage = on_stage
         self.concurrent = concurrent
         self.steps: list[StepRecord] = []
         self.usage = Usage()
 
-    def _record(self, kind: str, attempt: int, inp: dict, out: dict, started: float, usage: Usage | None = None) -> None:
+    def _record(self, step: Step, attempt: int, started: float, usage: Usage | None = None) -> None:
         usage = usage or Usage()
-        step = StepRecord(kind, attempt, inp, out, int((time.perf_counter() - started) * 1000), usage)
-        self.steps.append(step)
+        record = StepRecord(step, attempt, int((time.perf_counter() - started) * 1000), usage)
+        self.steps.append(record)
         self.usage = self.usage + usage
         if self.on_step:
-            self.on_step(step)
+            self.on_step(record)
 
     def _stage(self, stage: Stage) -> None:
         if self.on_stage:
@@ -110,9 +120,9 @@ class AgentLoop:
                 if rank < len(hits) and hits[rank].chunk_id not in seen:
                     seen.add(hits[rank].chunk_id)
                     merged.append(hits[rank].model_copy(update={"query": q}))
-        self._record("retrieve", attempt, {"queries": list(queries), "k": k},
-                     {"per_query": {q: [_source_brief(s) for s in hits] for q, hits in zip(queries, results)}},
-                     started)
+        per_query = {q: [SourceBrief.of(s) for s in hits] for q, hits in zip(queries, results)}
+        usage = self.retrieval_usage() if self.retrieval_usage else Usage()
+        self._record(RetrieveStep(queries=list(queries), k=k, per_query=per_query), attempt, started, usage)
         return merged
 
     def run(self, question: str) -> LoopResult:
@@ -122,7 +132,7 @@ class AgentLoop:
             self._stage(Stage.PLANNING)
             started = time.perf_counter()
             plan = roles.planner.plan(question)
-            self._record("plan", 0, {"question": question}, _dump(plan), started, plan.usage)
+            self._record(PlanStep(question=question, **dict(plan)), 0, started, plan.usage)
         else:
             plan = Plan(complexity=Complexity.SIMPLE, facts=[question], sub_queries=[question])
         queries = list(plan.sub_queries)
@@ -137,8 +147,8 @@ class AgentLoop:
                 started = time.perf_counter()
                 can_retry = retries < cfg.max_retries
                 audit = roles.auditor.audit(question, plan, sources, can_retry=can_retry)
-                self._record("audit", retries, {"sources": [s.chunk_id for s in sources], "can_retry": can_retry},
-                             _dump(audit), started, audit.usage)
+                self._record(AuditStep(sources=[s.chunk_id for s in sources], can_retry=can_retry, **dict(audit)),
+                             retries, started, audit.usage)
                 if audit.verdict != Verdict.INSUFFICIENT_RETRY:
                     break
                 if not can_retry:
@@ -149,8 +159,8 @@ class AgentLoop:
                 started = time.perf_counter()
                 reform = roles.reformulator.reformulate(question, plan, audit, queries)
                 new = [q for q in reform.sub_queries if q.strip() and q not in queries][:3]
-                self._record("reformulate", retries + 1, {"missing": audit.missing, "tried": list(queries)},
-                             {"sub_queries": new}, started, reform.usage)
+                self._record(ReformulateStep(missing=audit.missing, tried=list(queries), sub_queries=new),
+                             retries + 1, started, reform.usage)
                 retries += 1
                 if not new:
                     # Nothing new to search for: the next audit is the last.
@@ -164,15 +174,13 @@ class AgentLoop:
         self._stage(Stage.GENERATING)
         started = time.perf_counter()
         draft = roles.generator.generate(question, sources, audit)
-        self._record("generate", retries, {"sources": [s.chunk_id for s in sources],
-                                           "verdict": audit.verdict.value if audit else None},
-                     _dump(draft), started, draft.usage)
+        self._record(GenerateStep(sources=[s.chunk_id for s in sources], verdict=audit.verdict if audit else None,
+                                  **dict(draft)), retries, started, draft.usage)
         self._stage(Stage.VERIFYING)
         started = time.perf_counter()
         answer = roles.verifier.verify(draft, sources, question=question)
-        self._record("verify", retries, {"sentences": len(draft.sentences)},
-                     {"kept": len(answer.sentences), "dropped": answer.dropped,
-                      "citations": [c.model_dump() for c in answer.citations]}, started)
+        self._record(VerifyStep(sentences=len(draft.sentences), kept=len(answer.sentences), dropped=answer.dropped,
+                                citations=answer.citations), retries, started)
         return LoopResult(answer=answer, plan=plan, audit=audit, sources=sources, queries=queries,
                           retries=retries, usage=self.usage, steps=self.steps)
 

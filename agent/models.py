@@ -1,9 +1,16 @@
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.db import models
 
+from agent.types import Outcome, Step, step_read
 from knowledge.models import Chunk, Collection
+
+logger = logging.getLogger(__name__)
+
+OUTCOME_CHOICES = [(o.value, o.label) for o in Outcome]
 
 
 class Run(models.Model):
@@ -14,12 +21,6 @@ class Run(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
-
-    class Outcome(models.TextChoices):
-        ANSWER = "ANSWER", "Answer"
-        PARTIAL = "PARTIAL", "Partial answer"
-        REFUSAL = "REFUSAL", "Refusal"
-        FALSE_PREMISE = "FALSE_PREMISE", "False premise"
 
     FINAL = (Status.DONE, Status.FAILED)
 
@@ -35,7 +36,7 @@ class Run(models.Model):
     stage = models.CharField(max_length=40, blank=True)  # message key of the current stage
     progress_current = models.PositiveIntegerField(default=0)
     progress_max = models.PositiveIntegerField(default=0)
-    outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
+    outcome = models.CharField(max_length=20, choices=OUTCOME_CHOICES, blank=True)
     verdict = models.CharField(max_length=40, blank=True)
     answer = models.TextField(blank=True)
     missing_evidence = models.TextField(blank=True)
@@ -89,8 +90,11 @@ class RunStep(models.Model):
     ordinal = models.PositiveIntegerField()
     kind = models.CharField(max_length=20, choices=Kind.choices)
     attempt = models.PositiveIntegerField(default=0)  # 0 = first pass, 1..2 = retries
+    # The JSON of one agent.types.Step model (its INPUT fields / the rest), read back with
+    # RunStep.record(); schema_version is agent.types.STEP_SCHEMA_VERSION when it was written.
     input = models.JSONField(default=dict, blank=True)
     output = models.JSONField(default=dict, blank=True)
+    schema_version = models.PositiveSmallIntegerField(default=1)
     duration_ms = models.PositiveIntegerField(default=0)
     llm_calls = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveIntegerField(default=0)
@@ -104,6 +108,20 @@ class RunStep(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}#{self.ordinal} {self.kind}"
+
+    def record(self) -> Step | None:
+        """The typed step, or None when no step model reads this row (logged).
+
+        The one fallback for rows the models do not read: rows written before
+        schema_version existed were given version 1 by the migration, which is the shape
+        the loop has always written, so only a hand-edited row or one from a newer schema
+        ends here. Readers then show the step's kind and timing without its details.
+        """
+        try:
+            return step_read(self.kind, self.input, self.output, schema_version=self.schema_version)
+        except ValueError as exc:
+            logger.warning("run step %s (%s) is not readable: %s", self.pk, self.kind, exc)
+            return None
 
 
 class Citation(models.Model):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 from django.db import close_old_connections, connection
 
-from agent.types import Source
+from agent.local.embed import EmbedFn, get_embed
+from agent.types import Source, Usage
 from knowledge.models import Chunk, Collection
 
 
@@ -13,6 +16,25 @@ class CollectionRetriever:
         self.collection = collection
         self.mode = mode
         self.rerank = rerank
+        # What the LLM reranker spent since take_usage last asked (searches run in threads).
+        self._spent = Usage()
+        self._spent_lock = threading.Lock()
+        self._llm_scorer = None
+        if rerank == "llm":
+            from agent.llm import LLMClient
+            from agent.llm_roles import llm_scorer
+
+            self._llm_scorer = llm_scorer(LLMClient.from_settings(), on_usage=self._spend)
+
+    def _spend(self, usage: Usage) -> None:
+        with self._spent_lock:
+            self._spent = self._spent + usage
+
+    def take_usage(self) -> Usage:
+        """The LLM usage of the searches since the last call (zero without an LLM reranker)."""
+        with self._spent_lock:
+            spent, self._spent = self._spent, Usage()
+        return spent
 
     @property
     def thread_safe(self) -> bool:
@@ -23,7 +45,8 @@ class CollectionRetriever:
     def retrieve(self, query: str, *, k: int) -> list[Source]:
         from knowledge.indexing import index_search
 
-        hits = index_search(collection=self.collection, query=query, k=k, mode=self.mode, rerank=self.rerank)
+        hits = index_search(collection=self.collection, query=query, k=k, mode=self.mode, rerank=self.rerank,
+                            llm_scorer=self._llm_scorer)
         chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
         out = []
         for h in hits:
@@ -36,6 +59,16 @@ class CollectionRetriever:
                 section=c.section_title, text=c.text, score=float(h.score), query=query,
             ))
         return out
+
+
+def portal_embed() -> EmbedFn:
+    """The local roles' sentence embedder inside the portal: vectors from the EmbeddingCache
+    table first (the index build stored every sentence there), the model for the rest."""
+    from knowledge.embedding_cache import embed_with_cache
+    from knowledge.embeddings import get_embedder
+
+    # The model loads on the first sentence embedded, not here: an LLM-backed run never needs it.
+    return get_embed(lambda texts: embed_with_cache(texts, embedder=get_embedder("local")))
 
 
 class ThreadRetriever:

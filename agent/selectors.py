@@ -6,6 +6,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from agent.models import Citation, Run
+from agent.types import Outcome
 from knowledge.models import Collection
 from knowledge.selectors import AnyUser, collection_list, collection_role
 
@@ -15,7 +16,7 @@ def run_list(
 ) -> QuerySet[Run]:
     """The runs of a collection the user can see; by default only the user's own questions.
 
-    `outcome` filters by Run.Outcome; the pseudo outcome "FAILED" selects failed runs
+    `outcome` filters by agent.types.Outcome; the pseudo outcome "FAILED" selects failed runs
     (they have no outcome), so a user can find the questions that need a retry.
     """
     if collection_role(user=user, collection=collection) is None:
@@ -25,7 +26,7 @@ def run_list(
         runs = runs.filter(user=user)
     if outcome == Run.Status.FAILED.upper():
         runs = runs.filter(status=Run.Status.FAILED)
-    elif outcome in Run.Outcome.values:
+    elif outcome in {o.value for o in Outcome}:
         runs = runs.filter(outcome=outcome)
     return runs.order_by("-created_at")
 

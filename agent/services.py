@@ -131,10 +131,6 @@ def run_fail(*, run_id: int, error: str, usage=None) -> None:
     )
 
 
-# One progress step per stage; a retry adds reformulate, retrieve and audit again.
-_STAGE_ORDER = ["PLANNING", "RETRIEVING", "AUDITING", "REFORMULATING", "GENERATING", "VERIFYING"]
-
-
 def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     """Claim the run and answer it; returns None if another delivery already has it.
 
@@ -144,7 +140,8 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     """
     from agent.configs import RunConfig, build_roles
     from agent.loop import AgentLoop, Stage, StepRecord
-    from agent.retrieval import CollectionRetriever, ThreadRetriever
+    from agent.retrieval import CollectionRetriever, ThreadRetriever, portal_embed
+    from agent.types import STEP_SCHEMA_VERSION
 
     run = run_claim(run_id)
     if run is None:
@@ -153,9 +150,11 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     known = {f.name for f in RunConfig.__dataclass_fields__.values()}
     config = RunConfig(**{k: v for k, v in run.config.items() if k in known})
     backend = run.config.get("backend", settings.LLM_BACKEND)
-    roles = roles or build_roles(config, backend)
+    roles = roles or build_roles(config, backend, embed=portal_embed())
+    retrieval_usage = None
     if retriever is None:
         inner = CollectionRetriever(run.collection, mode=config.retrieval_mode, rerank=config.rerank)
+        retrieval_usage = inner.take_usage
         concurrent = inner.thread_safe
         retriever = ThreadRetriever(inner) if concurrent else inner
     else:
@@ -165,9 +164,11 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
 
     def on_step(step: StepRecord) -> None:
         ordinal[0] += 1
+        data_in, data_out = step.step.columns()
         RunStep.objects.create(
-            run=run, ordinal=ordinal[0], kind=step.kind, attempt=step.attempt, input=step.input,
-            output=step.output, duration_ms=step.duration_ms, llm_calls=step.usage.calls,
+            run=run, ordinal=ordinal[0], kind=step.kind, attempt=step.attempt, input=data_in,
+            output=data_out, schema_version=STEP_SCHEMA_VERSION, duration_ms=step.duration_ms,
+            llm_calls=step.usage.calls,
             prompt_tokens=step.usage.prompt_tokens, completion_tokens=step.usage.completion_tokens,
             cost_usd=Decimal(str(round(step.usage.cost_usd, 6))),
         )
@@ -178,9 +179,9 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
         Run.objects.filter(pk=run.pk).update(stage=stage.value, updated_at=timezone.now())
 
     started = time.perf_counter()
-    result = AgentLoop(config, roles, retriever, on_step=on_step, on_stage=on_stage, concurrent=concurrent).run(
-        run.question
-    )
+    loop = AgentLoop(config, roles, retriever, on_step=on_step, on_stage=on_stage, concurrent=concurrent,
+                     retrieval_usage=retrieval_usage)
+    result = loop.run(run.question)
     latency = int((time.perf_counter() - started) * 1000)
     _save_result(run, result, latency)
     run.refresh_from_db()

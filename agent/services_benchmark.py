@@ -20,32 +20,15 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from agent import benchmarking as bm
+from agent.configs import CONFIG_NAMES
 from agent.models import BenchmarkQuestion, BenchmarkRun, BenchmarkSet, Citation, Review, Run, RunStep
+from agent.types import RetrieveStep
 from knowledge.models import Chunk, Collection, Role
 from knowledge.selectors import collection_role, role_at_least
 
 # Share of live (non-benchmark) runs offered for review, chosen by a hash of the run id so
 # every reviewer is offered the same sample: overlapping grades are what kappa needs.
 LIVE_SAMPLE_PERCENT = getattr(settings, "REVIEW_LIVE_SAMPLE_PERCENT", 20)
-
-# The configurations the agent loop defines (agent.configs); used when that module is absent.
-DEFAULT_CONFIGS = (
-    "naive_dense", "bm25", "hybrid", "hybrid_rerank", "agentic_no_audit", "agentic_no_retry", "agentic", "agentic_rerank",
-)
-
-
-def config_names() -> list[str]:
-    try:
-        from agent import configs
-    except ImportError:
-        return list(DEFAULT_CONFIGS)
-    for attr in ("CONFIG_NAMES", "NAMES"):
-        if hasattr(configs, attr):
-            return list(getattr(configs, attr))
-    if hasattr(configs, "CONFIGS"):
-        return list(configs.CONFIGS)
-    return list(DEFAULT_CONFIGS)
-
 
 # ---------------------------------------------------------------------------
 # Import
@@ -160,7 +143,7 @@ def benchmark_start(
     """
     from agent.services import run_create
 
-    known = config_names()
+    known = CONFIG_NAMES
     configs = list(dict.fromkeys(c.strip() for c in configs if c.strip()))
     bad = [c for c in configs if c not in known]
     if not configs:
@@ -241,16 +224,13 @@ def run_execute_in_process(run: Run) -> None:
 
 
 def _retrieved_ids(run: Run, steps: list[RunStep]) -> list[int]:
-    ids: list = list(run.context_chunk_ids or [])
-    for step in steps:
-        out = step.output if isinstance(step.output, dict) else {}
-        # agent.loop records {"per_query": {query: [{"chunk_id", ...}, ...]}}; flat lists are read too.
-        hits = out.get("hits") or out.get("chunk_ids") or out.get("results") or []
-        per_query = out.get("per_query")
-        if isinstance(per_query, dict):
-            hits = [h for query_hits in per_query.values() if isinstance(query_hits, list) for h in query_hits]
-        ids += [h.get("chunk_id") if isinstance(h, dict) else h for h in hits]
-    return list(dict.fromkeys(i for i in ids if isinstance(i, int)))
+    """The context handed to the generator, then every chunk the retrieve steps found."""
+    ids: list[int] = list(run.context_chunk_ids)
+    for row in steps:
+        step = row.record()
+        if isinstance(step, RetrieveStep):
+            ids += step.chunk_ids()
+    return list(dict.fromkeys(ids))
 
 
 def run_records(*, runs: QuerySet[Run], config_key: Callable[[Run], str] | None = None) -> list[bm.RunRecord]:

@@ -17,7 +17,7 @@ Contract notes for implementers:
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,10 +55,6 @@ class Source(BaseModel):
     score: float = 0.0
     # The (sub-)query that retrieved it, for the refusal's "what was searched".
     query: str = ""
-
-
-# The roles speak of "evidence"; it is the same object.
-Evidence = Source
 
 
 class Complexity(StrEnum):
@@ -132,10 +128,24 @@ class Reformulation(BaseModel):
 
 
 class Outcome(StrEnum):
+    """How a run ended: the one list, used by the roles, Run.outcome and the benchmark."""
+
     ANSWER = "ANSWER"
     PARTIAL = "PARTIAL"
     REFUSAL = "REFUSAL"
     FALSE_PREMISE = "FALSE_PREMISE"
+
+    @property
+    def label(self) -> str:
+        return _OUTCOME_LABELS[self]
+
+
+_OUTCOME_LABELS = {
+    Outcome.ANSWER: "Answer",
+    Outcome.PARTIAL: "Partial answer",
+    Outcome.REFUSAL: "Refusal",
+    Outcome.FALSE_PREMISE: "False premise",
+}
 
 
 class QuoteRef(BaseModel):
@@ -188,4 +198,124 @@ class Answer(BaseModel):
         return " ".join(parts)
 
 
-StepKind = Literal["plan", "retrieve", "audit", "reformulate", "generate", "verify"]
+# ---------------------------------------------------------------------------
+# Step records: what the loop writes to RunStep.input / RunStep.output
+# ---------------------------------------------------------------------------
+
+# Bump when a step model changes shape; RunStep.schema_version stores the version a row
+# was written with. Version 1 is the shape the loop has written since its first commit.
+STEP_SCHEMA_VERSION = 1
+
+
+class Step(BaseModel):
+    """One record of the loop. The fields named in INPUT go to RunStep.input, the rest to output.
+
+    Input and output share one namespace, so a reader writes `step.verdict`, not
+    `step.output["verdict"]`. The plan, audit and generate records extend the role's
+    result; its `usage` is left out of the columns because RunStep keeps usage in columns
+    of its own (read back, it is zero).
+    """
+
+    KIND: ClassVar[str] = ""
+    INPUT: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        unknown = set(cls.INPUT) - set(cls.model_fields)
+        if unknown:
+            raise TypeError(f"{cls.__name__}.INPUT names no field: {sorted(unknown)}")
+
+    def columns(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(input, output) as JSON-ready dicts, the two columns of a RunStep row."""
+        data = self.model_dump(mode="json", exclude={"usage"})
+        return {name: data.pop(name) for name in self.INPUT}, data
+
+    @classmethod
+    def from_columns(cls, data_in: dict[str, Any], data_out: dict[str, Any]) -> Step:
+        return cls.model_validate({**data_out, **data_in})
+
+
+class PlanStep(Step, Plan):
+    KIND = "plan"
+    INPUT = ("question",)
+
+    question: str
+
+
+class SourceBrief(BaseModel):
+    """A retrieved chunk as a retrieve step records it (the text stays in the Chunk row)."""
+
+    chunk_id: int
+    document: str = ""
+    page: int = 1
+    score: float = 0.0
+    query: str = ""
+
+    @classmethod
+    def of(cls, source: Source) -> SourceBrief:
+        return cls(chunk_id=source.chunk_id, document=source.file_name or source.document_title,
+                   page=source.page, score=round(source.score, 4), query=source.query)
+
+
+class RetrieveStep(Step):
+    KIND = "retrieve"
+    INPUT = ("queries", "k")
+
+    queries: list[str]
+    k: int
+    # Each query's hits in rank order (before the merge across queries).
+    per_query: dict[str, list[SourceBrief]] = Field(default_factory=dict)
+
+    def chunk_ids(self) -> list[int]:
+        """Every chunk found, each once, query by query in rank order."""
+        return list(dict.fromkeys(h.chunk_id for hits in self.per_query.values() for h in hits))
+
+
+class AuditStep(Step, AuditResult):
+    KIND = "audit"
+    INPUT = ("sources", "can_retry")
+
+    sources: list[int]  # chunk ids audited, in marker order
+    can_retry: bool
+
+
+class ReformulateStep(Step):
+    """The retry: new sub-queries written from what the audit found missing."""
+
+    KIND = "reformulate"
+    INPUT = ("missing", "tried")
+
+    missing: list[str] = Field(default_factory=list)
+    tried: list[str] = Field(default_factory=list)
+    sub_queries: list[str] = Field(default_factory=list)  # only the new ones
+
+
+class GenerateStep(Step, Draft):
+    KIND = "generate"
+    INPUT = ("sources", "verdict")
+
+    sources: list[int]
+    verdict: Verdict | None = None  # None when the configuration does not audit
+
+
+class VerifyStep(Step):
+    KIND = "verify"
+    INPUT = ("sentences",)
+
+    sentences: int  # in the draft
+    kept: int
+    dropped: list[str] = Field(default_factory=list)
+    citations: list[CitationRef] = Field(default_factory=list)
+
+
+STEP_MODELS: dict[str, type[Step]] = {
+    m.KIND: m for m in (PlanStep, RetrieveStep, AuditStep, ReformulateStep, GenerateStep, VerifyStep)
+}
+
+
+def step_read(kind: str, data_in: dict[str, Any], data_out: dict[str, Any], *, schema_version: int) -> Step:
+    """A stored step as its model; ValueError (pydantic's ValidationError is one) if it is not one."""
+    if schema_version != STEP_SCHEMA_VERSION or kind not in STEP_MODELS:
+        raise ValueError(f"no reader for a {kind!r} step of schema version {schema_version}")
+    return STEP_MODELS[kind].from_columns(data_in, data_out)

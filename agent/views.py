@@ -17,26 +17,19 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from agent import selectors
-from agent.models import Citation, Run
+from agent.configs import config_choices
+from agent.models import OUTCOME_CHOICES, Citation, Run, RunStep
 from agent.presentation import answer_html, highlighted_html, stage_view
+from agent.types import Outcome, RetrieveStep
 from knowledge import selectors as knowledge_selectors
 from knowledge.models import Chunk
-
-
-def config_choices() -> list[str]:
-    """The configuration names a user may pick, the default first."""
-    from agent.configs import CONFIG_NAMES
-
-    names = list(CONFIG_NAMES)
-    default = settings.DEFAULT_RUN_CONFIG
-    return [default, *[n for n in names if n != default]] if default in names else names
 
 
 def ask_context(*, collection=None, collections=None, question: str = "", config_name: str = "") -> dict:
     return {
         "ask_collection": collection,
         "ask_collections": collections,
-        "configs": config_choices(),
+        "configs": config_choices(settings.DEFAULT_RUN_CONFIG),
         "selected_config": config_name or settings.DEFAULT_RUN_CONFIG,
         "question": question,
     }
@@ -95,14 +88,12 @@ def _document_file_url(document_id: int | None, page: int) -> str:
 
 def _closest_passages(run: Run, limit: int = 3) -> list[Chunk]:
     """The best chunks the run looked at, in its order; shown on a refusal."""
-    ids = [i for i in run.context_chunk_ids if isinstance(i, int)]
+    ids = list(run.context_chunk_ids)
     if not ids:
-        for step in run.steps.filter(kind="retrieve").order_by("ordinal"):
-            per_query = step.output.get("per_query") or {}
-            hits = [h for found in per_query.values() for h in found or []]
-            hits += step.output.get("hits") or step.output.get("chunk_ids") or []
-            ids += [h.get("chunk_id") if isinstance(h, dict) else h for h in hits]
-    ids = [i for i in ids if isinstance(i, int)]
+        for row in run.steps.filter(kind=RunStep.Kind.RETRIEVE).order_by("ordinal"):
+            step = row.record()
+            if isinstance(step, RetrieveStep):
+                ids += step.chunk_ids()
     ids = list(dict.fromkeys(ids))[:limit]
     chunks = Chunk.objects.filter(pk__in=ids, document__collection=run.collection).select_related("document")
     by_id = {c.pk: c for c in chunks}
@@ -112,7 +103,7 @@ def _closest_passages(run: Run, limit: int = 3) -> list[Chunk]:
 def _fragment_context(run: Run) -> dict:
     steps = list(run.steps.order_by("ordinal"))
     stages = [
-        stage_view(s.kind, s.input, s.output, attempt=s.attempt, duration_ms=s.duration_ms) for s in steps
+        stage_view(s.kind, s.record(), attempt=s.attempt, duration_ms=s.duration_ms) for s in steps
     ]
     citations = list(run.citations.select_related("chunk").order_by("marker"))
     panel_url = reverse("agent:citation_panel", kwargs={"pk": run.pk, "marker": 0})
@@ -122,7 +113,7 @@ def _fragment_context(run: Run) -> dict:
         "citations": citations,
         "answer_html": answer_html(run.answer, markers={c.marker for c in citations}, panel_url=panel_url),
     }
-    if run.outcome == Run.Outcome.REFUSAL:
+    if run.outcome == Outcome.REFUSAL:
         context["searched"] = list(dict.fromkeys(q for s in stages if s.kind == "retrieve" for q in s.queries))
         context["closest"] = _closest_passages(run)
         # The last audit is the one that gave up; earlier ones repeat what it says.
@@ -204,7 +195,7 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("agent:run_detail", pk=new_run.pk)
 
 
-HISTORY_FILTERS = [("", "All"), *Run.Outcome.choices, ("FAILED", "Failed")]
+HISTORY_FILTERS = [("", "All"), *OUTCOME_CHOICES, ("FAILED", "Failed")]
 
 
 @login_required

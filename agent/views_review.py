@@ -23,6 +23,7 @@ from django.views.decorators.http import require_POST
 from agent import benchmarking as bm
 from agent import charts
 from agent import services_benchmark as sb
+from agent.configs import CONFIG_NAMES
 from agent.models import BenchmarkSet, Citation, Review, Run
 from agent.presentation import highlighted_html
 from knowledge import selectors as ks
@@ -108,7 +109,7 @@ def benchmark_set(request: HttpRequest, slug: str, set_id: int) -> HttpResponse:
         "questions": questions,
         "splits": splits,
         "categories": sorted(categories.items()),
-        "configs": sb.config_names(),
+        "configs": list(CONFIG_NAMES),
         "labels": sb.benchmark_labels(benchmark_set=bset),
         "can_edit": ks.role_at_least(role, Role.EDITOR),
     })

@@ -41,8 +41,6 @@ from pathlib import Path
 
 import _devbench_common as common
 
-ALL_CONFIGS = ["naive_dense", "bm25", "hybrid", "hybrid_rerank", "agentic_no_audit", "agentic_no_retry",
-               "agentic", "agentic_rerank"]
 SMALL_CONFIGS = ["hybrid", "agentic_no_retry", "agentic"]
 
 
@@ -119,8 +117,9 @@ def main() -> None:
     if args.calibrate:
         _calibrate(collection, questions)
         return
-    configs = [c for c in args.configs.split(",") if c] or (ALL_CONFIGS if args.size == "full" else SMALL_CONFIGS)
+    from agent.configs import CONFIG_NAMES
 
+    configs = [c for c in args.configs.split(",") if c] or (list(CONFIG_NAMES) if args.size == "full" else SMALL_CONFIGS)
     from agent import services_benchmark as sb
     from agent.local import embed as local_embed
     from agent.models import Run

@@ -24,7 +24,7 @@ from django.db.models import F
 
 from knowledge.models import Chunk, Collection, Document
 from knowledge.retrieval.engine import MODES, HybridSearcher, SearchHit, needs_vector
-from knowledge.retrieval.rerank import LLMReranker, Reranker, SentenceReranker
+from knowledge.retrieval.rerank import LLMReranker, Reranker, ScoreFn, SentenceReranker
 from knowledge.retrieval.store import IndexData, read_index, write_index
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,16 @@ RERANKERS = ("sentence", "llm")
 # dropped (and its memory maps closed once unreferenced) when a new one loads.
 _LOADED: dict[Path, tuple[int, HybridSearcher]] = {}
 _LOAD_LOCK = threading.Lock()
+
+
+def default_llm_scorer() -> ScoreFn:
+    """The grader of rerank="llm" when a search is not handed one: made by the factory that
+    settings.RERANK_LLM_SCORER names. knowledge knows no LLM; the wiring (portal/settings.py)
+    points it at the agent's, so knowledge's search page, API and command offer the LLM
+    reranker without knowledge importing agent."""
+    from django.utils.module_loading import import_string
+
+    return import_string(settings.RERANK_LLM_SCORER)()
 
 
 def collection_index_dir(collection_id: int) -> Path:
@@ -218,21 +228,7 @@ def _query_vector(model_id: str, query: str) -> np.ndarray:
     return default_embedder().embed([query])[0]
 
 
-def _llm_score_fn():  # type: ignore[no-untyped-def]
-    """0-10 grades from one LLM call (agent.llm_roles.llm_rerank), whose prompt keeps the
-    passages delimited as untrusted data, so a passage cannot instruct the grader."""
-    from agent.llm import LLMClient
-    from agent.llm_roles import llm_rerank
-
-    client = LLMClient.from_settings()
-
-    def score(query: str, passages: list[str]) -> list[float]:
-        return [10.0 * s for s in llm_rerank(query, passages, client)]
-
-    return score
-
-
-def _reranker(name: str | None, searcher: HybridSearcher) -> Reranker | None:
+def _reranker(name: str | None, searcher: HybridSearcher, llm_scorer: ScoreFn | None) -> Reranker | None:
     if name in (None, ""):
         return None
     if name == "sentence":
@@ -243,18 +239,19 @@ def _reranker(name: str | None, searcher: HybridSearcher) -> Reranker | None:
         def text_of(position: int) -> str:
             return Chunk.objects.values_list("text", flat=True).get(pk=int(ids[position]))
 
-        return LLMReranker(_llm_score_fn(), text_of)
+        return LLMReranker(llm_scorer or default_llm_scorer(), text_of)
     raise ValueError(f"Unknown reranker {name!r}: use one of {', '.join(RERANKERS)}.")
 
 
 def index_search(*, collection: Collection, query: str, k: int = 5, mode: str = "rrf",
                  document_ids: list[int] | None = None, rerank: str | None = None,
-                 filters: Mapping[str, Any] | None = None) -> list[SearchHit]:
+                 filters: Mapping[str, Any] | None = None, llm_scorer: ScoreFn | None = None) -> list[SearchHit]:
     """The k best chunks of the collection for `query`, best first.
 
     mode: "bm25", "dense", "rrf" (default) or "minmax"; rerank: None, "sentence" or "llm".
     document_ids and filters ({"title": str, "year": int | (lo, hi), "tag": str}) restrict
-    the documents searched. Only chunks of documents that are READY at the time of the
+    the documents searched. `llm_scorer` grades passages for rerank="llm" (default: the one
+    named by settings.RERANK_LLM_SCORER). Only chunks of documents that are READY at the time of the
     call are returned, even if the loaded index still holds older ones.
     """
     if mode not in MODES:
@@ -270,7 +267,7 @@ def index_search(*, collection: Collection, query: str, k: int = 5, mode: str = 
     if needs_vector(mode, rerank):
         vector = _query_vector(searcher.data.meta.get("embedding_model", ""), query)
     hits = searcher.search(query, query_vector=vector, k=k, mode=mode, allowed=allowed,
-                           reranker=_reranker(rerank, searcher))
+                           reranker=_reranker(rerank, searcher, llm_scorer))
     # Belt and braces: a chunk deleted after the document check above is still never shown.
     live = set(Chunk.objects.filter(pk__in=[h.chunk_id for h in hits]).values_list("pk", flat=True))
     return [h for h in hits if h.chunk_id in live]

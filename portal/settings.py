@@ -323,6 +323,9 @@ for _item in env_list("PORTAL_LLM_PRICES", []):
             f"PORTAL_LLM_PRICES item {_item!r} must look like model:input_price:output_price."
         ) from None
 DEFAULT_RUN_CONFIG = env_str("PORTAL_DEFAULT_RUN_CONFIG", "agentic")
+# Wiring, not configuration: the factory of the grader knowledge's rerank="llm" uses, so
+# knowledge searches with the agent's LLM without importing agent.
+RERANK_LLM_SCORER = "agent.llm_roles.llm_scorer_from_settings"
 
 # ---------------------------------------------------------------------------
 # REST framework
@@ -361,7 +364,7 @@ SPECTACULAR_SETTINGS = {
         "DocumentStatusEnum": "knowledge.models.Document.Status",
         # Ingest jobs and runs share one set of states.
         "JobStatusEnum": "knowledge.models.IngestJob.Status",
-        "RunOutcomeEnum": "agent.models.Run.Outcome",
+        "RunOutcomeEnum": "agent.models.OUTCOME_CHOICES",
         "RoleEnum": "knowledge.models.Role",
         "ReviewGradeEnum": "agent.models.Review.Grade",
     },

@@ -51,6 +51,7 @@ def store_file(content: bytes) -> tuple[str, str]:
 def api_world(fast_passwords, alice, bob, charlie, django_user_model, collection) -> ApiWorld:
     """alice owner, erin editor, rita reviewer, bob viewer, charlie outsider."""
     from agent.models import Citation, Run
+    from agent.types import Outcome
     from knowledge import services
     from knowledge.models import Document, Role
 
@@ -89,7 +90,7 @@ def api_world(fast_passwords, alice, bob, charlie, django_user_model, collection
         config_name="agentic",
         config_hash="x" * 64,
         status=Run.Status.DONE,
-        outcome=Run.Outcome.ANSWER,
+        outcome=Outcome.ANSWER,
         answer="BM25 is the baseline [1].",
     )
     Citation.objects.create(

@@ -41,24 +41,28 @@ def make_chunk(*, document: Document, text: str, **overrides) -> Chunk:
 
 def make_run(*, collection: Collection, user, **overrides):
     from agent.models import Run
+    from agent.types import Outcome
 
     fields = {
         "question": "What does BM25 score?",
         "config_name": "agentic",
         "config_hash": "0" * 64,
         "status": Run.Status.DONE,
-        "outcome": Run.Outcome.ANSWER,
+        "outcome": Outcome.ANSWER,
     }
     fields.update(overrides)
     return Run.objects.create(collection=collection, user=user, **fields)
 
 
-def make_step(*, run, kind: str, **overrides):
+def make_step(*, run, step, **overrides):
+    """A RunStep row holding `step` (an agent.types.Step model), stored as the loop stores it."""
     from agent.models import RunStep
+    from agent.types import STEP_SCHEMA_VERSION
 
-    fields = {"ordinal": run.steps.count(), "input": {}, "output": {}, "duration_ms": 12}
+    data_in, data_out = step.columns()
+    fields = {"ordinal": run.steps.count(), "duration_ms": 12, "schema_version": STEP_SCHEMA_VERSION}
     fields.update(overrides)
-    return RunStep.objects.create(run=run, kind=kind, **fields)
+    return RunStep.objects.create(run=run, kind=step.KIND, input=data_in, output=data_out, **fields)
 
 
 def make_citation(*, run, chunk: Chunk | None, marker: int = 1, quote: str = "", **overrides):

@@ -1,9 +1,10 @@
 """Sentence embeddings for the local roles: the project's one local embedder
 (knowledge.embeddings, which needs no Django), with a per-process cache.
 
-Inside the portal the vectors go through the content-addressed EmbeddingCache table. The
-index build already embedded every sentence of every chunk there (for the sentence
-reranker), with the same sentence splitter, so auditing retrieved chunks costs one
+Pure: no settings, no tables. Inside the portal the run passes the roles an embedding
+function that reads the content-addressed EmbeddingCache table first
+(agent.retrieval.portal_embed, through agent.configs.build_roles): the index build already
+embedded every sentence of every chunk there, so auditing retrieved chunks costs one
 database read instead of model runs.
 """
 
@@ -42,15 +43,11 @@ def cached(embed: EmbedFn) -> EmbedFn:
     return run
 
 
-def get_embed() -> EmbedFn:
-    """The process-wide embedding function (rows L2-normalised float32)."""
-    from django.conf import settings
+def get_embed(embed: EmbedFn | None = None) -> EmbedFn:
+    """`embed` (default: the local embedder's) behind the per-process cache; rows are
+    L2-normalised float32."""
+    if embed is None:
+        from knowledge.embeddings import get_embedder
 
-    from knowledge.embeddings import get_embedder
-
-    embedder = get_embedder("local")
-    if not settings.configured:  # calibration scripts run the roles without Django
-        return cached(embedder.embed)
-    from knowledge.embedding_cache import embed_with_cache
-
-    return cached(lambda texts: embed_with_cache(texts, embedder=embedder))
+        embed = get_embedder("local").embed
+    return cached(embed)

@@ -35,8 +35,6 @@ PARTIAL_MIN = 0.42
 # high; the premise check uses its own, devbench-calibrated PREMISE_CONTRADICT_MIN.
 CONTRADICT_MIN = 0.78
 
-Label = Literal["supported", "partial", "unsupported", "contradicted"]
-
 
 @dataclass(frozen=True)
 class SentenceScore:
@@ -70,17 +68,6 @@ def score_sentences(
         support = w_coverage * cov + (1 - w_coverage) * sim
         out.append(SentenceScore(i, support, cov, sim, contradiction_cue(claim, sentence)))
     return out
-
-
-def label_of(score: SentenceScore, *, support_min: float = SUPPORT_MIN, partial_min: float = PARTIAL_MIN,
-             contradict_min: float = CONTRADICT_MIN) -> Label:
-    if score.contradiction and score.support >= contradict_min:
-        return "contradicted"
-    if score.support >= support_min:
-        return "supported"
-    if score.support >= partial_min:
-        return "partial"
-    return "unsupported"
 
 
 def verify_claim(

@@ -99,6 +99,7 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     page, live_server, collection, alice, password, console_errors
 ):
     from agent.models import Run
+    from agent.types import AuditStep, Outcome, PlanStep, RetrieveStep, SourceBrief, Verdict
     from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
 
     document = make_document(collection=collection, title="Okapi at TREC-3")
@@ -115,14 +116,15 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     page.get_by_text("Waiting for a worker").wait_for()
 
     # The worker writes steps; the page shows them without reloading.
-    make_step(run=run, kind="plan", output={"sub_queries": ["bm25 term frequency saturation"]})
+    query = "bm25 term frequency saturation"
+    make_step(run=run, step=PlanStep(question=run.question, sub_queries=[query]))
     page.locator("[data-stage=plan]").get_by_text("bm25 term frequency saturation").wait_for()
-    make_step(run=run, kind="retrieve", input={"query": "bm25 term frequency saturation"},
-              output={"hits": [{"chunk_id": chunk.pk}]}, duration_ms=35)
-    make_step(run=run, kind="audit", output={"verdict": "SUFFICIENT", "missing": []})
+    make_step(run=run, step=RetrieveStep(queries=[query], k=5, per_query={query: [SourceBrief(chunk_id=chunk.pk)]}),
+              duration_ms=35)
+    make_step(run=run, step=AuditStep(sources=[chunk.pk], can_retry=True, verdict=Verdict.SUFFICIENT))
     page.locator("[data-stage=audit]").get_by_text("SUFFICIENT").wait_for()
     make_citation(run=run, chunk=chunk, marker=1, quote="saturates term frequency with the constant k1")
-    run.status, run.outcome, run.latency_ms = Run.Status.DONE, Run.Outcome.ANSWER, 850
+    run.status, run.outcome, run.latency_ms = Run.Status.DONE, Outcome.ANSWER, 850
     run.answer = "BM25 saturates repeated terms through k1 [1]."
     run.save()
     page.locator("#run[data-final='1']").wait_for()
@@ -160,17 +162,19 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
 def test_it_shows_a_refusal_card_and_the_history_on_a_phone(
     page, live_server, collection, alice, password, console_errors
 ):
-    from agent.models import Run
+    from agent.types import AuditStep, Outcome, RetrieveStep, SourceBrief, Verdict
     from tests.factories import make_chunk, make_document, make_run, make_step
 
     document = make_document(collection=collection, title="Dense Passage Retrieval")
     chunk = make_chunk(document=document, page_start=3,
                        text="DPR encodes questions and passages with two BERT encoders.")
     run = make_run(collection=collection, user=alice, question="What was the price of tea in 1850?",
-                   outcome=Run.Outcome.REFUSAL, answer="", context_chunk_ids=[chunk.pk], latency_ms=420,
+                   outcome=Outcome.REFUSAL, answer="", context_chunk_ids=[chunk.pk], latency_ms=420,
                    missing_evidence="No document in this collection is about tea or prices.")
-    make_step(run=run, kind="retrieve", input={"query": "price of tea 1850"}, output={"hits": [chunk.pk]})
-    make_step(run=run, kind="audit", output={"verdict": "INSUFFICIENT_REFUSE", "missing": ["the price of tea"]})
+    query = "price of tea 1850"
+    make_step(run=run, step=RetrieveStep(queries=[query], k=5, per_query={query: [SourceBrief(chunk_id=chunk.pk)]}))
+    make_step(run=run, step=AuditStep(sources=[chunk.pk], can_retry=False, verdict=Verdict.INSUFFICIENT_REFUSE,
+                                      missing=["the price of tea"]))
     make_run(collection=collection, user=alice, question="Which encoder does DPR use?", latency_ms=900)
     page.set_viewport_size({"width": 360, "height": 740})
     log_in(page, live_server, alice, password)

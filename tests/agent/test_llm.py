@@ -17,7 +17,7 @@ from agent.llm_roles import (
     LLMGenerator,
     LLMPlanner,
     LLMReformulator,
-    llm_rerank,
+    llm_scorer,
 )
 from agent.types import AuditResult, Outcome, Plan, Source, SupportLabel, Verdict
 from tests.fake_openai import FakeOpenAI, Reply, error, garbage, slow
@@ -519,13 +519,16 @@ def test_the_generator_follows_the_audit_and_moves_inline_markers_into_citations
     assert draft.outcome == Outcome.PARTIAL and "default of k3" in draft.missing_note
 
 
-def test_llm_rerank_scores_every_candidate_in_one_call(fake_openai, llm_client):
+def test_llm_rerank_scores_every_candidate_in_one_call_and_reports_its_usage(fake_openai, llm_client):
     fake_openai.queue({"scores": [{"id": 2, "score": 9}, {"id": 1, "score": 2.5}, {"id": 7, "score": 10}]})
+    spent = []
 
-    scores = llm_rerank("bm25 parameters", ["about cats", "BM25 uses k1", "unrelated"], llm_client)
+    grade = llm_scorer(llm_client, on_usage=spent.append)
+    scores = grade("bm25 parameters", ["about cats", "BM25 uses k1", "unrelated"])
 
-    assert scores == [0.25, 0.9, 0.0]
+    assert scores == [2.5, 9.0, 0.0]
     assert len(fake_openai.chat_requests) == 1
+    assert [u.calls for u in spent] == [1] and spent[0].prompt_tokens > 0
 
 
 def test_a_garbage_reply_in_a_role_surfaces_as_an_llm_error(fake_openai, llm_settings):
@@ -585,7 +588,7 @@ def test_every_role_sends_the_same_system_message(fake_openai, llm_client):
     LLMAuditor(llm_client, embed=bow_embed).audit("How do BM25 and DPR differ?", plan, _sources(), can_retry=True)
     LLMReformulator(llm_client, reuse_audit_queries=False).reformulate(
         "q", plan, AuditResult(verdict=Verdict.INSUFFICIENT_RETRY), tried=[])
-    llm_rerank("bm25", ["a", "b"], llm_client)
+    llm_scorer(llm_client)("bm25", ["a", "b"])
 
     firsts = [r.messages[0] for r in fake_openai.chat_requests]
     assert len(firsts) == 4 and all(m == prompts.SYSTEM_MESSAGE for m in firsts)

@@ -143,7 +143,7 @@ def test_every_llm_role_gets_a_valid_reply_from_the_small_model(small_model):
     audit = roles["auditor"].audit("How do BM25 and TF-IDF differ?", plan, sources, can_retry=True)
     reform = llm_roles.LLMReformulator(client, reuse_audit_queries=False).reformulate(
         "q", plan, AuditResult(verdict=Verdict.INSUFFICIENT_RETRY), tried=[])
-    scores = llm_roles.llm_rerank("bm25", ["a", "b"], client)
+    scores = llm_roles.llm_scorer(client)("bm25", ["a", "b"])
 
     assert isinstance(plan, Plan) and audit.verdict == Verdict.SUFFICIENT
     assert reform.sub_queries and len(scores) == 2

@@ -11,7 +11,7 @@ import pytest
 from agent import services
 from agent.models import Run
 from agent.tasks import answer_run
-from agent.types import Source
+from agent.types import Outcome, Source
 from tests.factories import make_chunk, make_document
 from tests.fake_openai import Reply, error, garbage, grounded_responder, slow
 
@@ -104,7 +104,7 @@ def test_transient_failures_are_retried_and_the_run_answers(openai_settings, fak
     run = services.run_execute(run_id=run.pk, retriever=ListRetriever(chunks[1:]))
 
     assert run.status == Run.Status.DONE, run.error
-    assert run.outcome == Run.Outcome.ANSWER
+    assert run.outcome == Outcome.ANSWER
     # A simple question: planned locally, then one audit call that also drafts the answer.
     # The 429 and the 500 billed nothing and are not counted as calls.
     assert run.llm_calls == 1
@@ -154,7 +154,7 @@ def test_a_hijacked_model_cannot_turn_a_hostile_document_into_an_answer(openai_s
     assert run.status == Run.Status.DONE, run.error
     # The cited sentence does not say that BM25 is a neural network: the verifier drops the
     # sentence, and nothing else is left to answer with.
-    assert run.outcome == Run.Outcome.REFUSAL
+    assert run.outcome == Outcome.REFUSAL
     assert "YES, BM25 is a neural network" not in run.answer
     assert not run.citations.filter(verified=True, quote__icontains="YES").exists()
     # Every request kept the hostile text inside its evidence element.

@@ -103,7 +103,7 @@ def test_it_plans_a_comparison_into_one_sub_query_per_side(papers_collection):
     assert len(result.plan.sub_queries) == 2
     assert "Doc2query" in result.plan.sub_queries[0] and "Sentence-BERT" in result.plan.sub_queries[1]
     retrieve = next(s for s in result.steps if s.kind == "retrieve")
-    assert set(retrieve.input["queries"]) == set(result.plan.sub_queries)
+    assert set(retrieve.step.queries) == set(result.plan.sub_queries)
     # Both sides found their own paper.
     names = {s.file_name for s in result.sources}
     assert any(n.startswith("1904.08375") for n in names) and any(n.startswith("1908.10084") for n in names)

@@ -12,7 +12,7 @@ from agent import services, tasks
 from agent.configs import build_roles, get_config
 from agent.loop import AgentLoop
 from agent.models import Citation, Run, RunStep
-from agent.types import Outcome, Source
+from agent.types import STEP_MODELS, STEP_SCHEMA_VERSION, Outcome, Source
 from knowledge.indexing import index_rebuild
 from tests.factories import make_chunk, make_document
 
@@ -85,8 +85,29 @@ def test_the_task_answers_with_citation_rows(indexed, alice):
     assert "[1]" in run.answer
     kinds = list(run.steps.values_list("kind", flat=True))
     assert kinds[:3] == ["plan", "retrieve", "audit"] and kinds[-2:] == ["generate", "verify"]
+    # Every row reads back as its step model, and writing that model again gives the same JSON.
+    for row in run.steps.all():
+        step = row.record()
+        assert isinstance(step, STEP_MODELS[row.kind]) and row.schema_version == STEP_SCHEMA_VERSION
+        assert step.columns() == (row.input, row.output)
     assert run.latency_ms is not None and run.progress_current == run.progress_max > 0
     assert run.context_chunk_ids and run.finished_at is not None
+
+
+def test_an_llm_rerankers_calls_are_counted_on_the_retrieve_step_and_the_run(indexed, alice, settings, fake_openai):
+    settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY, settings.LLM_MAX_RETRIES = fake_openai.base_url, "sk-test", 0
+    # The reranker grades the pooled passages in one call; the roles stay local (no calls).
+    fake_openai.responder = lambda body: {"scores": [{"id": 1, "score": 8}]}
+    run = services.run_create(collection=indexed, user=alice, question="What is the default pooling strategy "
+                              "of Sentence-BERT?", config_name="hybrid", enqueue=False)
+    Run.objects.filter(pk=run.pk).update(config={**run.config, "rerank": "llm"})
+    tasks.answer_run(run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.DONE, run.error
+    retrieve = run.steps.get(kind="retrieve")
+    assert len(fake_openai.chat_requests) == 1
+    assert (retrieve.llm_calls, run.llm_calls) == (1, 1)
+    assert retrieve.prompt_tokens > 0 and run.prompt_tokens == retrieve.prompt_tokens
 
 
 def test_a_redelivered_task_does_not_run_the_loop_twice(indexed, alice, monkeypatch):
@@ -131,8 +152,14 @@ def test_a_run_that_breaks_ends_failed_with_a_reason(indexed, alice, monkeypatch
     assert "index file is corrupt" in run.error and run.finished_at is not None
 
 
-def test_the_task_ignores_a_deleted_run():
-    tasks.answer_run(987654)  # nothing to do, nothing raised
+def test_the_task_ignores_a_run_deleted_while_queued(collection, alice, caplog):
+    run = services.run_create(collection=collection, user=alice, question="What is BM25?", enqueue=False)
+    run_id = run.pk
+    run.delete()
+    with caplog.at_level("INFO", logger="agent.services"):
+        tasks.answer_run(run_id)  # the delivery arrives after the delete: nothing raised
+    assert f"run {run_id} is gone" in caplog.text
+    assert not Run.objects.filter(pk=run_id).exists() and not RunStep.objects.filter(run_id=run_id).exists()
 
 
 class ScriptedRetriever:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from agent.configs import CONFIGS, config_hash, config_record, get_config
 from agent.local.planner import RulePlanner
 from agent.types import Complexity, Draft, DraftSentence, Outcome, Source
-from agent.verify import CitationVerifier, find_quote, strip_markers
+from agent.verify import CitationVerifier, find_quote, quote_span, strip_markers
 
 SOURCES = [
     Source(chunk_id=11, document_title="Doc2query", text="We do not put any special markup to distinguish the "
-           "original document text from the predicted queries. See [3] for details."),
+           "original document text from the predicted queries. The details of the training are in [3] and in the appendix."),
     Source(chunk_id=12, document_title="SBERT", text="Our default pooling strategy is MEAN."),
 ]
 
@@ -17,6 +17,25 @@ SOURCES = [
 def test_it_finds_quotes_ignoring_case_and_whitespace():
     assert find_quote("we do NOT   put any\nspecial markup", SOURCES[0].text) == 0
     assert find_quote("we always put special markup", SOURCES[0].text) == -1
+
+
+def test_a_stale_quote_offset_is_not_trusted():
+    text = "alpha beta gamma beta"
+    assert quote_span("beta", text, 17) == (17, 21)
+    assert quote_span("beta", text, 0) == (6, 10)
+    assert quote_span("beta", text, 2) == (6, 10)
+    assert quote_span("delta", text, 0) is None
+    assert quote_span("", text) is None
+
+
+def test_the_quote_span_is_found_as_the_verifier_finds_quotes():
+    # Across a paragraph break, in other case, and across a line-break hyphen; the span is
+    # in the original text, so it covers the line breaks the quote was written without.
+    text = "3 Method\n\nOur method predicts queries. Its perfor-\nmance is good."
+    assert quote_span("Method Our method", text, 2) == (2, 20)
+    assert quote_span("OUR METHOD predicts", text) == (10, 29)
+    start, end = quote_span("its performance is good", text)
+    assert text[start:end] == "Its perfor-\nmance is good" and start == find_quote("its performance is good", text)
 
 
 def test_it_drops_a_fabricated_quote_and_keeps_the_real_one():
@@ -43,7 +62,7 @@ def test_it_drops_markers_to_chunks_that_were_not_retrieved():
 
 def test_it_never_reads_markers_inside_chunk_text():
     # The chunk's own "[3]" (a reference in the paper) must not become a citation.
-    quote = "See [3] for details."
+    quote = "The details of the training are in [3] and in the appendix."
     draft = Draft(outcome=Outcome.ANSWER, sentences=[DraftSentence(text=quote, citations=[1], quote=quote)])
     answer = CitationVerifier().verify(draft, SOURCES)
     assert "[3]" not in answer.sentences[0].text

@@ -266,7 +266,8 @@ def test_it_shows_human_accuracy_once_graded(client, collection, bset, alice, bo
 
 
 def test_it_reads_retrieved_chunks_from_the_loops_retrieve_steps(collection, bset):
-    from agent.models import RunStep
+    from agent.types import RetrieveStep, SourceBrief
+    from tests.factories import make_step
 
     runs = _runs(bset)
     answered = next(r for r in runs if r.outcome == "ANSWER")
@@ -274,8 +275,7 @@ def test_it_reads_retrieved_chunks_from_the_loops_retrieve_steps(collection, bse
     Run.objects.filter(pk=answered.pk).update(context_chunk_ids=[])
     report = sb.benchmark_report(brs=BenchmarkRun.objects.filter(label="l1"))
     assert report.overall["agentic_rerank"].evidence_recall == 0.0
-    RunStep.objects.create(run=answered, ordinal=1, kind="retrieve",
-                           output={"per_query": {"fox": [{"chunk_id": chunk_id, "page": 1}]}})
+    make_step(run=answered, step=RetrieveStep(queries=["fox"], k=5, per_query={"fox": [SourceBrief(chunk_id=chunk_id)]}))
     report = sb.benchmark_report(brs=BenchmarkRun.objects.filter(label="l1"))
     assert report.overall["agentic_rerank"].evidence_recall == 1.0
 

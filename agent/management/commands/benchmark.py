@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
 from agent import services_benchmark as sb
+from agent.configs import CONFIG_NAMES
 from agent.models import BenchmarkSet, Run
 from knowledge.models import Membership, Role
 
@@ -106,7 +107,7 @@ class Command(BaseCommand):
                 raise CommandError(f"The set has no benchmark run labelled {opts['report']!r}.")
             self._report(brs, opts)
             return
-        configs = [c.strip() for c in opts["configs"].split(",") if c.strip()] or sb.config_names()
+        configs = [c.strip() for c in opts["configs"].split(",") if c.strip()] or list(CONFIG_NAMES)
         user = self._user(opts, bset)
         try:
             label, runs = sb.benchmark_start(

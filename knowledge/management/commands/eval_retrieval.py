@@ -99,10 +99,11 @@ class Command(BaseCommand):
             configs += [Config("rrf+sentence", "rrf", SentenceReranker(beta=beta)),
                         Config("minmax+sentence", "minmax", SentenceReranker(beta=beta))]
         if opts["llm"]:
-            from knowledge.indexing import _llm_score_fn
+            from knowledge.indexing import default_llm_scorer
             from knowledge.retrieval.rerank import LLMReranker
 
-            configs.append(Config("rrf+llm", "rrf", LLMReranker(_llm_score_fn(), lambda p: data.doc_texts[p])))
+            grader = default_llm_scorer()
+            configs.append(Config("rrf+llm", "rrf", LLMReranker(grader, lambda p: data.doc_texts[p])))
         results = evaluate(searcher, data, query_vectors, configs, limit=opts["limit"])
         finished = time.monotonic()
         report = {
