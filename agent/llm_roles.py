@@ -369,6 +369,11 @@ class LLMAuditor:
         self.embed = embed
 
     def audit(self, question: str, plan: Plan, sources: list[Source], *, can_retry: bool) -> AuditResult:
+        if plan.clarify == "vague":
+            # The planner found nothing to look for (agent.local.planner): ask, spend no call.
+            # (A whole-paper request is a task a model can attempt, so it goes on.)
+            return AuditResult(verdict=Verdict.CLARIFY, reason="the question must name what to look for",
+                               missing=[question])
         needs = list(plan.facts) or [question]
         out, candidates, usage = _numbered_call(self.client, question, needs, plan.premise, sources, self.embed)
         by_number = {c.number: c for c in candidates}
@@ -461,6 +466,7 @@ _OUTCOME_OF_VERDICT = {
     Verdict.FALSE_PREMISE: Outcome.FALSE_PREMISE,
     Verdict.INSUFFICIENT_RETRY: Outcome.REFUSAL,
     Verdict.INSUFFICIENT_REFUSE: Outcome.REFUSAL,
+    Verdict.CLARIFY: Outcome.CLARIFY,
 }
 
 
@@ -490,6 +496,10 @@ class LLMGenerator:
         outcome = Outcome.ANSWER if audit is None else _OUTCOME_OF_VERDICT[audit.verdict]
         if audit is not None and outcome == Outcome.REFUSAL:
             return refusal_draft(question, sources, audit)
+        if audit is not None and outcome == Outcome.CLARIFY:
+            from agent.local.generator import clarify_draft
+
+            return clarify_draft(question, sources, whole_document=False)
         usage = Usage()
         memo = self.memo.take(question, sources) if self.memo is not None and audit is not None else None
         if memo is not None and _OUTCOME_OF_VERDICT[memo[0]] == outcome and memo[1]:

@@ -40,6 +40,9 @@ class Run(models.Model):
     verdict = models.CharField(max_length=40, blank=True)
     answer = models.TextField(blank=True)
     missing_evidence = models.TextField(blank=True)
+    # Rephrasings the user can pick when the question was too vague (CLARIFY) or asked for
+    # something the backend cannot do.
+    suggestions = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     retries = models.PositiveIntegerField(default=0)
     llm_calls = models.PositiveIntegerField(default=0)

@@ -203,7 +203,8 @@ def _save_result(run: Run, result, latency_ms: int) -> None:
     usage = result.usage
     Run.objects.filter(pk=run.pk).update(
         status=Run.Status.DONE, stage="", outcome=answer.outcome.value, verdict=result.verdict,
-        answer=answer.text, missing_evidence=answer.missing_note, retries=result.retries,
+        answer=answer.text, missing_evidence=answer.missing_note, suggestions=answer.suggestions,
+        retries=result.retries,
         llm_calls=usage.calls, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
         cost_usd=Decimal(str(round(usage.cost_usd, 6))), latency_ms=latency_ms,
         context_chunk_ids=[s.chunk_id for s in result.sources], finished_at=timezone.now(),

@@ -17,7 +17,7 @@ Contract notes for implementers:
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -71,6 +71,11 @@ class Plan(BaseModel):
     # A presupposition the question takes for granted ("Why did X use Y?" presumes X used
     # Y); empty when there is none. The auditor checks it against the evidence.
     premise: str = ""
+    # Set when the question cannot be answered as asked: "vague" (no paper, result or
+    # term to search for: "what about the results?") or "whole_document" (summarise or
+    # compare whole papers, which an extractive backend cannot do). The loop then asks
+    # the user to clarify instead of answering.
+    clarify: Literal["", "vague", "whole_document"] = ""
     usage: Usage = Field(default_factory=Usage)
 
 
@@ -87,6 +92,7 @@ class Verdict(StrEnum):
     INSUFFICIENT_RETRY = "INSUFFICIENT_RETRY"
     INSUFFICIENT_REFUSE = "INSUFFICIENT_REFUSE"
     FALSE_PREMISE = "FALSE_PREMISE"
+    CLARIFY = "CLARIFY"  # the question must be made specific before it can be answered
 
 
 class SupportingSentence(BaseModel):
@@ -111,11 +117,23 @@ class PremiseCheck(BaseModel):
     chunk_id: int | None = None
     quote: str = ""
     reason: str = ""
+    # False when no retrieved sentence asserts the premise: the answer may not assume it.
+    confirmed: bool = True
+
+
+class Conflict(BaseModel):
+    """Two retrieved sentences that disagree about one fact: neither is stated as fact."""
+
+    fact: str
+    chunk_ids: list[int] = Field(default_factory=list)
+    quotes: list[str] = Field(default_factory=list)
+    cue: str = ""
 
 
 class AuditResult(BaseModel):
     facts: list[FactAudit] = Field(default_factory=list)
     premise: PremiseCheck = Field(default_factory=PremiseCheck)
+    conflicts: list[Conflict] = Field(default_factory=list)
     verdict: Verdict
     missing: list[str] = Field(default_factory=list)
     reason: str = ""
@@ -134,6 +152,7 @@ class Outcome(StrEnum):
     PARTIAL = "PARTIAL"
     REFUSAL = "REFUSAL"
     FALSE_PREMISE = "FALSE_PREMISE"
+    CLARIFY = "CLARIFY"
 
     @property
     def label(self) -> str:
@@ -143,8 +162,10 @@ class Outcome(StrEnum):
 _OUTCOME_LABELS = {
     Outcome.ANSWER: "Answer",
     Outcome.PARTIAL: "Partial answer",
-    Outcome.REFUSAL: "Refusal",
+    # "Not answered" on the badge, the history filter and the API schema alike.
+    Outcome.REFUSAL: "Not answered",
     Outcome.FALSE_PREMISE: "False premise",
+    Outcome.CLARIFY: "Needs clarification",
 }
 
 
@@ -169,6 +190,8 @@ class Draft(BaseModel):
     outcome: Outcome
     sentences: list[DraftSentence] = Field(default_factory=list)
     missing_note: str = ""
+    # Concrete rephrasings the user can pick (CLARIFY, and requests the backend cannot do).
+    suggestions: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
 
 
@@ -187,6 +210,7 @@ class Answer(BaseModel):
     sentences: list[DraftSentence] = Field(default_factory=list)
     citations: list[CitationRef] = Field(default_factory=list)
     missing_note: str = ""
+    suggestions: list[str] = Field(default_factory=list)
     dropped: list[str] = Field(default_factory=list)  # why each removed sentence/marker went
 
     @property

@@ -54,6 +54,10 @@ MIN_QUOTE_WORDS = 6
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 
 
+# Outcomes whose framing sentences (what was searched, which paper is meant) state no fact.
+_UNCITED_OK = (Outcome.REFUSAL, Outcome.CLARIFY)
+
+
 # ---------------------------------------------------------------------------
 # Finding quotes
 # ---------------------------------------------------------------------------
@@ -425,10 +429,10 @@ class CitationVerifier:
         # that backs the claim, even when two claims rest on one chunk.
         by_span: dict[tuple[int, str], CitationRef] = {}
         dropped: list[str] = []
-        asserting = draft.outcome != Outcome.REFUSAL
+        asserting = draft.outcome not in _UNCITED_OK
         for sentence in draft.sentences:
             if not sentence.citations and not sentence.evidence:
-                if draft.outcome == Outcome.REFUSAL:
+                if draft.outcome in _UNCITED_OK:
                     kept.append(sentence.model_copy(update={"text": neutralise_markers(sentence.text)}))
                 else:
                     dropped.append(f"uncited sentence: {sentence.text[:80]}")
@@ -477,17 +481,17 @@ class CitationVerifier:
                 kept.append(DraftSentence(
                     text=neutralise_markers(sentence.text), citations=new_markers, quote=verified[0][2],
                 ))
-            elif draft.outcome == Outcome.REFUSAL:
+            elif draft.outcome in _UNCITED_OK:
                 kept.append(DraftSentence(text=neutralise_markers(sentence.text)))
             else:
                 dropped.append(f"sentence without a supporting citation: {sentence.text[:80]}")
         outcome = draft.outcome
-        if outcome != Outcome.REFUSAL and not any(s.citations for s in kept):
+        if outcome not in _UNCITED_OK and not any(s.citations for s in kept):
             # Nothing cited survived: an answer without evidence is not an answer.
             outcome = Outcome.REFUSAL
             kept = [DraftSentence(text="No sentence of the draft answer was supported by the retrieved passages.")]
             citations = []
         return Answer(
             outcome=outcome, sentences=kept, citations=citations,
-            missing_note=draft.missing_note, dropped=dropped,
+            missing_note=draft.missing_note, suggestions=draft.suggestions, dropped=dropped,
         )

@@ -32,6 +32,8 @@ def ask_context(*, collection=None, collections=None, question: str = "", config
         "configs": config_choices(settings.DEFAULT_RUN_CONFIG),
         "selected_config": config_name or settings.DEFAULT_RUN_CONFIG,
         "question": question,
+        # The offline backend quotes; the form says so, so nobody expects a summary from it.
+        "offline_backend": settings.LLM_BACKEND == "local",
     }
 
 

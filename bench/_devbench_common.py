@@ -83,15 +83,28 @@ def collection_with_papers(stems: list[str], *, slug: str = "devbench"):
     return user, collection
 
 
-def benchmark_set(collection, user, questions: list[dict], *, name: str = ""):
+def with_splits(questions: list[dict]) -> list[dict]:
+    """The questions with the declared split of agent.local.calibration: "calibration" for
+    the half the local roles' thresholds may be chosen on, "test" (held out) for the rest."""
+    from agent.local.calibration import devbench_splits
+
+    splits = devbench_splits(q["question_id"] for q in questions)
+    return [{**q, "split": splits[q["question_id"]]} for q in questions]
+
+
+def benchmark_set(collection, user, questions: list[dict], *, name: str = "", declare_splits: bool = True):
     """The questions as a benchmark set of the collection, imported once and then reused.
 
+    With declare_splits each question carries its calibration/held-out split, so
+    `manage.py benchmark` (split "test" by default) runs and reports the held-out half.
     Without a name the set is named after a hash of its questions, so an edited
     questions.json becomes a new set instead of silently reusing the old rows.
     """
     from agent import services_benchmark as sb
     from agent.models import BenchmarkSet
 
+    if declare_splits:
+        questions = with_splits(questions)
     text = json.dumps(questions)
     name = name or f"devbench-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
     existing = BenchmarkSet.objects.filter(collection=collection, name=name).first()

@@ -1,10 +1,21 @@
-"""Calibrate the local auditor's thresholds on SciFact and report held-out accuracy.
+"""Calibrate the local auditor's support and contradiction thresholds on SciFact, and report
+them on claims calibration never saw.
 
     .venv/bin/python bench/calibrate_auditor.py [--limit N]
 
-Claims are split deterministically (claim id % 5: 0,1,2 calibrate; 3,4 held out). For each
-claim the evidence is its first cited abstract; the decision is agent.local.scoring.verify_claim.
-Prints the best constants (copy them into agent/local/scoring.py) and the held-out accuracy.
+Split (agent.local.calibration.scifact_split, declared in code): labelled train claims with
+id % 5 in {0,1,2} calibrate, {3,4} are held out. Two measurements:
+
+1. Three-way claim verification over the claim's first cited abstract
+   (agent.local.scoring.verify_claim): the grid chooses w_coverage, support_min and
+   contradict_min on the calibration claims; accuracy is reported on the held-out ones.
+2. Contradiction detection on the gold rationale sentences: for each SUPPORT or CONTRADICT
+   claim, does agent.local.contradiction find a cue between the claim and its rationale
+   sentences (with the abstract's own siblings)? The relevance threshold a contradicting
+   sentence needs (AuditorParams.premise_contradict_min) is chosen on calibration claims
+   (F1 of CONTRADICT against SUPPORT); precision and recall are reported on held-out ones.
+
+Prints JSON: the chosen values (AuditorParams' defaults cite them) and the held-out figures.
 """
 
 from __future__ import annotations
@@ -22,74 +33,98 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data" / "scifact"
 
 
+def _f1(tp: int, fp: int, fn: int) -> float:
+    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=0, help="use only the first N claims (CI size)")
     args = parser.parse_args()
+    from agent.local.calibration import CALIBRATION, scifact_split
+    from agent.local.contradiction import siblings
     from agent.local.embed import get_embed
-    from agent.local.scoring import score_sentences
+    from agent.local.scoring import score_sentences, verify_claim
 
     claims = [json.loads(line) for line in (DATA / "claims_train_labeled.jsonl").open()]
     if args.limit:
         claims = claims[: args.limit]
-    corpus = {}
     needed = {c["cited_doc_ids"][0] for c in claims if c["cited_doc_ids"]}
+    corpus = {}
     for line in (DATA / "corpus_sentences.jsonl").open():
         row = json.loads(line)
         if row["doc_id"] in needed:
             corpus[row["doc_id"]] = row["sentences"]
     embed = get_embed()
     t0 = time.perf_counter()
-    items = []
-    for c in claims:
-        doc = c["cited_doc_ids"][0] if c["cited_doc_ids"] else None
-        sents = corpus.get(doc, [])
-        if not sents:
-            continue
-        items.append((c, sents))
+    items = [(c, corpus[c["cited_doc_ids"][0]]) for c in claims
+             if c["cited_doc_ids"] and corpus.get(c["cited_doc_ids"][0])]
     claim_vecs = embed([c["claim"] for c, _ in items])
-    all_sents = [s for _, sents in items for s in sents]
-    sent_vecs = embed(all_sents)
+    sent_vecs = embed([s for _, sents in items for s in sents])
     embed_s = time.perf_counter() - t0
-    # Precompute per-claim scores for each coverage weight, then grid the thresholds.
-    weights = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8]
+
+    weights = [0.3, 0.4, 0.5, 0.6]
     pos = 0
     per_item = []
     for (c, sents), cv in zip(items, claim_vecs):
-        vecs = sent_vecs[pos : pos + len(sents)]
+        vecs = sent_vecs[pos: pos + len(sents)]
         pos += len(sents)
-        per_item.append((c, {w: score_sentences(c["claim"], cv, sents, vecs, w_coverage=w) for w in weights}))
+        sib = siblings(sents)
+        per_item.append((c, sents, {w: score_sentences(c["claim"], cv, sents, vecs, w_coverage=w, cues=True,
+                                                       sibling_map=sib) for w in weights}))
+    calib = [row for row in per_item if scifact_split(row[0]["id"]) == CALIBRATION]
+    held = [row for row in per_item if scifact_split(row[0]["id"]) != CALIBRATION]
 
-    def decide(scores, support_min, contradict_min, margin=0.05):
-        best = max(scores, key=lambda s: s.support)
-        if best.support < min(support_min, contradict_min):
-            return "NEI"
-        rel = [s for s in scores if s.support >= contradict_min and s.contradiction]
-        if rel and max(rel, key=lambda s: s.support).support >= best.support - margin:
-            return "CONTRADICT"
-        return "SUPPORT" if best.support >= support_min else "NEI"
-
-    calib = [(c, s) for c, s in per_item if c["id"] % 5 in (0, 1, 2)]
-    held = [(c, s) for c, s in per_item if c["id"] % 5 in (3, 4)]
-
+    # 1. Three-way verification.
     def accuracy(rows, w, smin, cmin):
-        return sum(decide(s[w], smin, cmin) == c["label"] for c, s in rows) / max(len(rows), 1)
+        return sum(verify_claim(s[w], support_min=smin, contradict_min=cmin) == c["label"]
+                   for c, _, s in rows) / max(len(rows), 1)
 
     grid = [x / 100 for x in range(30, 81, 2)]
-    best = max(
-        itertools.product(weights, grid, grid),
-        key=lambda p: (accuracy(calib, *p), -abs(p[1] - 0.55)),
-    )
-    w, smin, cmin = best
-    preds = Counter((c["label"], decide(s[w], smin, cmin)) for c, s in held)
-    majority = Counter(c["label"] for c, _ in held).most_common(1)[0]
+    w, smin, cmin = max(itertools.product(weights, grid, grid),
+                        key=lambda p: (accuracy(calib, *p), -abs(p[1] - 0.55)))
+    confusion = Counter((c["label"], verify_claim(s[w], support_min=smin, contradict_min=cmin))
+                        for c, _, s in held)
+    majority = Counter(c["label"] for c, _, _ in held).most_common(1)[0]
+
+    # 2. Contradiction cues on the gold rationale sentences, by relevance threshold.
+    def rationale_cue(row, threshold: float) -> bool:
+        c, sents, scores = row
+        idx = {i for ev in c["evidence"].values() for e in ev for i in e["sentences"]}
+        return any(scores[w][i].contradiction and scores[w][i].support >= threshold for i in idx if i < len(sents))
+
+    def cue_counts(rows, threshold: float) -> tuple[int, int, int, int]:
+        tp = fp = fn = tn = 0
+        for row in rows:
+            label = row[0]["label"]
+            if label == "NEI":
+                continue
+            hit = rationale_cue(row, threshold)
+            tp += hit and label == "CONTRADICT"
+            fp += hit and label == "SUPPORT"
+            fn += not hit and label == "CONTRADICT"
+            tn += not hit and label == "SUPPORT"
+        return tp, fp, fn, tn
+
+    thresholds = [x / 100 for x in range(20, 81, 5)]
+    best_t = max(thresholds, key=lambda t: (_f1(*cue_counts(calib, t)[:3]), -t))
+    tp, fp, fn, tn = cue_counts(held, best_t)
+    cue_kinds = Counter(s[w][i].contradiction for c, sents, s in held if c["label"] == "CONTRADICT"
+                        for ev in c["evidence"].values() for e in ev for i in e["sentences"]
+                        if i < len(sents) and s[w][i].contradiction)
     print(json.dumps({
         "claims": len(per_item), "calibration": len(calib), "held_out": len(held),
-        "W_COVERAGE": w, "SUPPORT_MIN": smin, "CONTRADICT_MIN": cmin,
+        "w_coverage": w, "support_min": smin, "contradict_min": cmin,
         "calibration_accuracy": round(accuracy(calib, w, smin, cmin), 3),
         "held_out_accuracy": round(accuracy(held, w, smin, cmin), 3),
         "held_out_majority_baseline": round(majority[1] / len(held), 3),
-        "held_out_confusion(gold,pred)": {f"{g}->{p}": n for (g, p), n in sorted(preds.items())},
+        "held_out_confusion(gold->pred)": {f"{g}->{p}": n for (g, p), n in sorted(confusion.items())},
+        "premise_contradict_min": best_t,
+        "held_out_rationale_cues": {"contradict_flagged": tp, "contradict_missed": fn, "support_flagged": fp,
+                                    "support_clear": tn,
+                                    "precision": round(tp / (tp + fp), 3) if tp + fp else None,
+                                    "recall": round(tp / (tp + fn), 3) if tp + fn else None},
+        "held_out_cue_kinds_on_contradictions": dict(cue_kinds),
         "embed_seconds": round(embed_s, 1),
     }, indent=1))
 

@@ -1,10 +1,14 @@
 """Devbench: every configuration over ../shared/data/devbench with the local backend, one
 compact table (the portal's full report is bench/benchmark_devbench.py).
 
-    .venv/bin/python bench/devbench.py                 # full: 48 questions x 8 configurations
-    .venv/bin/python bench/devbench.py --size small    # CI: 12 questions (2 per category), 3 configurations
+    .venv/bin/python bench/devbench.py                 # full: the 24 held-out questions x 8 configurations
+    .venv/bin/python bench/devbench.py --split calibration   # the 24 calibration questions
+    .venv/bin/python bench/devbench.py --size small    # CI: 2 held-out questions per category, 3 configurations
     .venv/bin/python bench/devbench.py --configs agentic --show   # one configuration, per-question lines
-    .venv/bin/python bench/devbench.py --calibrate     # grid over the local auditor's two thresholds
+    .venv/bin/python bench/devbench.py --calibrate     # grid over the auditor's parameters, calibration half only
+
+Questions are split by agent.local.calibration (declared in code, by a hash of the question
+id): thresholds are chosen on the "calibration" half only, figures are reported on "test".
 
 Uses its own SQLite database and index under var/bench/ (built once from ../shared/data/papers
 with the real ingestion pipeline, reused afterwards). The questions are imported once as a
@@ -108,15 +112,18 @@ def main() -> None:
     parser.add_argument("--configs", default="", help="comma-separated (default: all eight, or three with --size small)")
     parser.add_argument("--show", action="store_true", help="print one line per question")
     parser.add_argument("--calibrate", action="store_true",
-                        help="grid ANCHOR_MIN and PREMISE_CONTRADICT_MIN of the local auditor (agentic)")
+                        help="grid anchor_min and premise_contradict_min of AuditorParams on the calibration half")
+    parser.add_argument("--split", default="test", choices=["test", "calibration"],
+                        help="test: the half no threshold was calibrated on")
     parser.add_argument("--var", default=str(common.ROOT / "var" / "bench"), help="folder of its database and index")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
     user, collection = common.collection_with_papers(common.paper_stems())
-    questions = _pick(common.load_questions(), args.size)
+    every = common.with_splits(common.load_questions())
     if args.calibrate:
-        _calibrate(collection, questions)
+        _calibrate(collection, [q for q in every if q["split"] == "calibration"])
         return
+    questions = _pick([q for q in every if q["split"] == args.split], args.size)
     from agent.configs import CONFIG_NAMES
 
     configs = [c for c in args.configs.split(",") if c] or (list(CONFIG_NAMES) if args.size == "full" else SMALL_CONFIGS)
@@ -126,10 +133,11 @@ def main() -> None:
     from agent.services import run_create, run_execute
 
     bset = common.benchmark_set(collection, user, questions)
+    print(f"split {args.split!r}: {len(questions)} questions", file=sys.stderr)
     # Warm up models and the index once, so the first configuration does not pay for loading.
     warm = run_create(collection=collection, user=user, question="warm up", config_name="agentic", enqueue=False)
     run_execute(run_id=warm.pk)
-    _, runs = sb.benchmark_start(benchmark_set=bset, user=user, configs=configs, enqueue=False)
+    _, runs = sb.benchmark_start(benchmark_set=bset, user=user, configs=configs, split=args.split, enqueue=False)
     rows = []
     for config in configs:
         # Each configuration starts with a cold sentence-vector cache: no one profits from
@@ -168,30 +176,39 @@ class _MemoRetriever:
 
 
 def _calibrate(collection, questions: list[dict]) -> None:
-    """Score = answerable answered + out-of-scope refused + false premises debunked (agentic)."""
+    """Score = answerable answered + out-of-scope refused + false premises debunked (agentic),
+    over the calibration half only; prints the best AuditorParams."""
+    from dataclasses import replace
+
     from agent import benchmarking as bm
     from agent.configs import build_roles, get_config
-    from agent.local import auditor
+    from agent.local.auditor import AuditorParams, LocalAuditor
     from agent.loop import AgentLoop
     from agent.retrieval import CollectionRetriever
 
+    assert all(q["split"] == "calibration" for q in questions)
     cfg = get_config("agentic")
     retriever = _MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
     specs = bm.parse_benchmark(json.dumps(questions))
     results = []
-    for anchor_min, premise_min in itertools.product([0.5, 0.6, 0.75, 0.9, 1.0], [0.4, 0.45, 0.5, 0.55, 0.6]):
-        auditor.ANCHOR_MIN, auditor.PREMISE_CONTRADICT_MIN = anchor_min, premise_min
+    base = AuditorParams()
+    for anchor_min, premise_min in itertools.product([0.5, 0.75, 0.9, 1.0], [0.4, 0.45, 0.5, 0.55, 0.6]):
+        params = replace(base, anchor_min=anchor_min, premise_contradict_min=premise_min)
         records = []
         for n, q in enumerate(specs):
-            out = AgentLoop(cfg, build_roles(cfg, "local"), retriever, concurrent=False).run(q.question)
+            roles = build_roles(cfg, "local")
+            roles.auditor = LocalAuditor(params=params)
+            out = AgentLoop(cfg, roles, retriever, concurrent=False).run(q.question)
             records.append(bm.RunRecord(run_id=n, config_name=cfg.name, question=q, outcome=out.answer.outcome.value))
         o = _outcomes(cfg.name, records)
         score = o["answered"] + o["oos_refused"] + o["debunked"]
         tally = Counter((r.question.expected_behavior, r.outcome) for r in records)
         results.append((score, anchor_min, premise_min, dict(tally)))
         print(score, anchor_min, premise_min, sorted(tally.items()), file=sys.stderr, flush=True)
-    best = max(results, key=lambda r: r[0])
-    print(json.dumps({"best_score": best[0], "ANCHOR_MIN": best[1], "PREMISE_CONTRADICT_MIN": best[2],
+    # Ties go to the grid point closest to the defaults (the least fitted choice).
+    best = max(results, key=lambda r: (r[0], -abs(r[1] - base.anchor_min) - abs(r[2] - base.premise_contradict_min)))
+    print(json.dumps({"calibration_questions": len(questions), "best_score": best[0], "anchor_min": best[1],
+                      "premise_contradict_min": best[2],
                       "tally": {f"{e}->{o}": n for (e, o), n in best[3].items()}}, indent=1))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 from django.db.models import Count, Prefetch, Q, QuerySet
@@ -31,6 +32,7 @@ from rest_framework.views import APIView
 
 from knowledge import selectors, services
 from knowledge.api_common import (
+    MAX_ID,
     PAGE_PARAMETERS,
     ordering_field,
     page_of,
@@ -38,7 +40,7 @@ from knowledge.api_common import (
     parse_filters,
     parse_input,
 )
-from knowledge.api_errors import error_responses
+from knowledge.api_errors import UpstreamUnavailable, error_responses
 from knowledge.metadata import MAX_TAG_CHARS, MAX_TAGS, YEAR_MAX, YEAR_MIN, MetadataError, parse_year_range
 from knowledge.models import ROLE_RANK, Collection, Document, IngestJob, Membership, Role, TeamAccess
 
@@ -543,13 +545,22 @@ class SearchApi(APIView):
             default="rrf",
             help_text="rrf: reciprocal rank fusion; minmax: weighted min-max fusion; or one retriever alone.",
         )
+        # The LLM reranker is not offered here: a web request must not wait on the LLM (three
+        # slow calls held every gunicorn worker). It runs only inside runs, on the worker.
         rerank = serializers.ChoiceField(
-            choices=["sentence", "llm"],
+            choices=["sentence"],
             required=False,
-            help_text="Rerank the fused pool: best-sentence similarity (offline) or the LLM.",
+            help_text="Rerank the fused pool by best-sentence similarity (offline). LLM reranking "
+            "runs only inside a question's run (POST /api/v1/runs/).",
+            error_messages={
+                "invalid_choice": '"{input}" is not a reranker of this endpoint: use rerank=sentence. '
+                "LLM reranking runs only inside a question's run (POST /api/v1/runs/), on the worker."
+            },
         )
         document = serializers.ListField(
-            child=serializers.IntegerField(min_value=1), required=False, help_text="Only these document ids."
+            child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+            required=False,
+            help_text="Only these document ids.",
         )
         title = serializers.CharField(required=False, max_length=500, help_text="Only documents whose title contains this.")
         year = serializers.CharField(required=False, max_length=20, help_text="Only documents of this year (2021) or range (2019-2021).")
@@ -567,12 +578,11 @@ class SearchApi(APIView):
         parameters=[FilterSerializer],
         responses={
             200: inline_serializer("SearchResult", {"results": SearchHitOutputSerializer(many=True)}),
-            **error_responses(400, 404),
+            **error_responses(400, 404, 503),
         },
     )
     def get(self, request: Request, slug: str) -> Response:
-        from knowledge.indexing import index_search
-        from knowledge.models import Chunk
+        from knowledge.embeddings import EmbeddingUnavailable, bounded_calls
 
         collection, _ = selectors.collection_get(user=request.user, slug=slug)
         filters = self.FilterSerializer(
@@ -580,7 +590,19 @@ class SearchApi(APIView):
         )
         filters.is_valid(raise_exception=True)
         params = filters.validated_data
-        hits = index_search(
+        try:
+            # The query may be embedded by a remote service: bounded, since this is a web process.
+            with bounded_calls(settings.WEB_OUTBOUND_TIMEOUT_SECONDS):
+                hits = self._search(collection, params)
+        except EmbeddingUnavailable as exc:
+            raise UpstreamUnavailable(str(exc)) from exc
+        return Response({"results": SearchHitOutputSerializer(self._results(collection, hits), many=True).data})
+
+    @staticmethod
+    def _search(collection: Collection, params: dict[str, Any]) -> list:
+        from knowledge.indexing import index_search
+
+        return index_search(
             collection=collection,
             query=params["q"],
             k=params["k"],
@@ -589,6 +611,11 @@ class SearchApi(APIView):
             rerank=params.get("rerank"),
             filters={key: params[key] for key in ("title", "year", "tag") if params.get(key)} or None,
         )
+
+    @staticmethod
+    def _results(collection: Collection, hits: list) -> list[dict[str, Any]]:
+        from knowledge.models import Chunk
+
         chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
         results = []
         for hit in hits:
@@ -610,4 +637,4 @@ class SearchApi(APIView):
                     "text": chunk.text,
                 }
             )
-        return Response({"results": SearchHitOutputSerializer(results, many=True).data})
+        return results

@@ -13,6 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+# The largest id a BigAutoField holds; a larger one cannot even be sent to SQLite (a 500).
+MAX_ID = 2**63 - 1
+
 
 class Pagination(PageNumberPagination):
     page_size = 50

@@ -95,6 +95,7 @@ _DESCRIPTIONS = {
     413: "The upload is larger than the limit (code `too_large`).",
     415: "The file type is not supported (code `unsupported_type`).",
     429: "Too many requests (code `throttled`).",
+    503: "A service the request needs (the embeddings API) did not answer in time (code `upstream_unavailable`).",
 }
 
 
@@ -102,6 +103,12 @@ def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
     """OpenAPI responses for the given error statuses, plus 401 and 429 that any call can get."""
     wanted = sorted({401, 429, *statuses})
     return {s: OpenApiResponse(ErrorSerializer, description=_DESCRIPTIONS[s]) for s in wanted}
+
+
+class UpstreamUnavailable(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "upstream_unavailable"
+    default_detail = "A service this request needs did not answer in time; try again shortly."
 
 
 class Conflict(APIException):

@@ -21,7 +21,9 @@ import os
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -194,6 +196,26 @@ class LocalEmbedder:
         return l2_normalise(out)
 
 
+# Seconds one outbound embeddings call may take, set around work done inside a web request
+# (`bounded_calls`): a worker may wait for a slow service, a web process must not.
+_CALL_BOUND: ContextVar[float | None] = ContextVar("embedding_call_bound", default=None)
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The embeddings service did not answer within a bounded call (see `bounded_calls`)."""
+
+
+@contextmanager
+def bounded_calls(seconds: float) -> Iterator[None]:
+    """Inside this block an OpenAIEmbedder call makes one attempt of at most `seconds`, and
+    raises EmbeddingUnavailable instead of retrying for minutes."""
+    token = _CALL_BOUND.set(seconds)
+    try:
+        yield
+    finally:
+        _CALL_BOUND.reset(token)
+
+
 class OpenAIEmbedder:
     """The OpenAI embeddings API (or a compatible server), batched; the client retries
     transient errors (429, 5xx, timeouts) with exponential backoff."""
@@ -224,13 +246,28 @@ class OpenAIEmbedder:
             self._dim = int(self.embed(["dimension probe"]).shape[1])
         return self._dim
 
+    def _create(self, batch: list[str]):  # type: ignore[no-untyped-def]
+        bound = _CALL_BOUND.get()
+        if bound is None:
+            return self.client.embeddings.create(model=self.model, input=batch)
+        from openai import APIError
+
+        try:
+            return self.client.with_options(timeout=bound, max_retries=0).embeddings.create(
+                model=self.model, input=batch
+            )
+        except APIError as exc:
+            raise EmbeddingUnavailable(
+                f"The embeddings service did not answer within {bound:g} s ({type(exc).__name__})."
+            ) from exc
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = [normalise_text(t) or " " for t in texts[start : start + self.batch_size]]
-            response = self.client.embeddings.create(model=self.model, input=batch)
+            response = self._create(batch)
             # The API documents `index`; sort so a server returning them out of order is harmless.
             data = sorted(response.data, key=lambda d: d.index)
             if len(data) != len(batch):

@@ -11,10 +11,17 @@ from django.utils.text import slugify
 
 from knowledge.models import Collection, Membership, Role, Team, TeamAccess, TeamMembership
 
+# Words that are routes next to <slug> (`collections/new/` is the create form): a collection
+# or team named "New" gets `new-2`, so its page can be opened.
+RESERVED_SLUGS = frozenset({"new", "edit", "delete", "create", "search", "import", "settings", "api", "admin"})
+
 
 def _unique_slug(model: type, name: str) -> str:
     base = slugify(name)[:180] or "collection"
     slug, n = base, 2
+    if slug in RESERVED_SLUGS:
+        slug = f"{base}-{n}"
+        n += 1
     while model.objects.filter(slug=slug).exists():
         slug, n = f"{base}-{n}", n + 1
     return slug
@@ -99,7 +106,17 @@ def team_create(*, name: str, user: AbstractBaseUser) -> Team:
     return team
 
 
+@transaction.atomic
 def team_member_add(*, team: Team, user: AbstractBaseUser, is_admin: bool = False) -> TeamMembership:
+    """Add a member or change their admin flag; the team's last admin cannot step down."""
+    current = TeamMembership.objects.select_for_update().filter(team=team, user=user).first()
+    if (
+        current is not None
+        and current.is_admin
+        and not is_admin
+        and not team.memberships.filter(is_admin=True).exclude(pk=current.pk).exists()
+    ):
+        raise ValidationError("A team needs at least one admin: make someone else admin first.")
     membership, _ = TeamMembership.objects.update_or_create(
         team=team, user=user, defaults={"is_admin": is_admin}
     )
@@ -115,7 +132,13 @@ def team_member_remove(*, team: Team, user: AbstractBaseUser) -> None:
     membership.delete()
 
 
-def team_access_set(*, collection: Collection, team: Team, role: Role | str) -> TeamAccess:
+def team_access_set(
+    *, collection: Collection, team: Team, role: Role | str, user: AbstractBaseUser | None = None
+) -> TeamAccess:
+    """Give a team a role on a collection. `user`, the granting owner, must be in the team:
+    otherwise anyone could push their collection into strangers' lists."""
+    if user is not None and not team.memberships.filter(user=user).exists():
+        raise ValidationError("You can give access only to teams you belong to.")
     access, _ = TeamAccess.objects.update_or_create(collection=collection, team=team, defaults={"role": Role(role)})
     return access
 

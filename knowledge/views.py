@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from knowledge import selectors, services
@@ -19,6 +21,10 @@ User = get_user_model()
 
 def _error_text(exc: ValidationError) -> str:
     return " ".join(exc.messages)
+
+
+def _added_message(username: str, what: str) -> str:
+    return f"If an account called {username} exists, it is now {what}. The list below shows who is in."
 
 
 @login_required
@@ -41,6 +47,7 @@ def collection_create(request: HttpRequest) -> HttpResponse:
             except ValidationError as exc:
                 messages.error(request, _error_text(exc))
             else:
+                messages.success(request, f"Collection {collection.name} created. Upload papers to start.")
                 return redirect("knowledge:collection_detail", slug=collection.slug)
     return render(request, "knowledge/collection_create.html", {})
 
@@ -56,7 +63,8 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "members": selectors.membership_list(collection=collection),
         "team_accesses": selectors.team_access_list(collection=collection),
         "roles": Role.choices,
-        "teams": Team.objects.order_by("name"),
+        # Only teams the owner is in: listing every team would reveal them all.
+        "teams": Team.objects.filter(memberships__user=request.user).order_by("name"),
     }
     return render(request, "knowledge/collection_detail.html", context)
 
@@ -68,16 +76,18 @@ def member_set(request: HttpRequest, slug: str) -> HttpResponse:
     username = request.POST.get("username", "").strip()
     role = request.POST.get("role", "")
     user = User.objects.filter(username=username).first()
-    if user is None:
-        messages.error(request, f"There is no user called {username!r}.")
-    elif role not in Role.values:
-        messages.error(request, "Choose a role: owner, editor, reviewer or viewer.")
-    else:
-        try:
+    if not username or role not in Role.values:
+        messages.error(request, "Give a username and choose a role: owner, editor, reviewer or viewer.")
+        return redirect("knowledge:collection_detail", slug=slug)
+    try:
+        if user is not None:
             services.membership_set(collection=collection, user=user, role=role)
-            messages.success(request, f"{username} is now {Role(role).label.lower()}.")
-        except ValidationError as exc:
-            messages.error(request, _error_text(exc))
+    except ValidationError as exc:
+        messages.error(request, _error_text(exc))
+    else:
+        # The same words whether or not the account exists, so this form cannot be used to
+        # find out which usernames exist.
+        messages.success(request, _added_message(username, Role(role).label.lower()))
     return redirect("knowledge:collection_detail", slug=slug)
 
 
@@ -100,12 +110,13 @@ def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse
 @require_POST
 def team_access_set(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
-    team = Team.objects.filter(slug=request.POST.get("team", "")).first()
+    # Only a team the owner is in: another team is answered as if it did not exist.
+    team = Team.objects.filter(slug=request.POST.get("team", ""), memberships__user=request.user).first()
     role = request.POST.get("role", "")
     if team is None or role not in Role.values:
-        messages.error(request, "Choose a team and a role.")
+        messages.error(request, "Choose one of your teams and a role.")
     else:
-        services.team_access_set(collection=collection, team=team, role=role)
+        services.team_access_set(collection=collection, team=team, role=role, user=request.user)
         messages.success(request, f"Team {team.name} is now {Role(role).label.lower()}.")
     return redirect("knowledge:collection_detail", slug=slug)
 
@@ -154,15 +165,20 @@ def team_detail(request: HttpRequest, slug: str) -> HttpResponse:
         team = _team_for_user(request, slug, admin=True)
         username = request.POST.get("username", "").strip()
         user = User.objects.filter(username=username).first()
+        removing = request.POST.get("action") == "remove"
         try:
-            if user is None:
-                messages.error(request, f"There is no user called {username!r}.")
-            elif request.POST.get("action") == "remove":
+            if user is not None and removing:
                 services.team_member_remove(team=team, user=user)
-            else:
+            elif user is not None:
                 services.team_member_add(team=team, user=user, is_admin=bool(request.POST.get("is_admin")))
         except ValidationError as exc:
             messages.error(request, _error_text(exc))
+        else:
+            if removing:
+                messages.success(request, f"{username} is no longer in the team.")
+            elif username:
+                # Same words for an unknown name: the form must not reveal which accounts exist.
+                messages.success(request, _added_message(username, "a team member"))
         return redirect("knowledge:team_detail", slug=slug)
     members = team.memberships.select_related("user").order_by("user__username")
     return render(request, "knowledge/team_detail.html", {"team": team, "members": members, "is_admin": is_admin})
@@ -193,7 +209,17 @@ def collection_search(request: HttpRequest, slug: str) -> HttpResponse:
         except MetadataError as exc:
             context["error"], context["results"], query = str(exc), [], ""
     if query:
-        hits = index_search(collection=collection, query=query, k=SEARCH_RESULTS, mode="rrf", filters=search or None)
+        from knowledge.embeddings import EmbeddingUnavailable, bounded_calls
+
+        try:
+            # A web process: the query embedding (openai backend) is one bounded call.
+            with bounded_calls(settings.WEB_OUTBOUND_TIMEOUT_SECONDS):
+                hits = index_search(
+                    collection=collection, query=query, k=SEARCH_RESULTS, mode="rrf", filters=search or None
+                )
+        except EmbeddingUnavailable:
+            hits = []
+            context["error"] = "The embeddings service did not answer in time. Try again in a moment."
         chunks = Chunk.objects.filter(
             pk__in=[h.chunk_id for h in hits], document__collection=collection
         ).select_related("document")
@@ -213,6 +239,7 @@ def collection_search(request: HttpRequest, slug: str) -> HttpResponse:
 # ---------------------------------------------------------------------------
 
 
+@never_cache  # the page may show a new token: no browser or proxy may keep a copy
 @login_required
 def api_tokens(request: HttpRequest) -> HttpResponse:
     """List the user's API tokens; a POST creates one and shows it on this response only.

@@ -1,49 +1,26 @@
-"""Login with a lock-out after repeated failures, per username and per client address."""
+"""The login page: Django's LoginView, answering 429 with a reason when the lock-out refused it.
+
+The lock-out itself is in the authentication backend (knowledge.lockout), so the admin login
+and any other caller of `authenticate()` obey it too.
+"""
 
 from __future__ import annotations
 
-import hashlib
-
 from django.conf import settings
 from django.contrib.auth import views as auth_views
-from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import NON_FIELD_ERRORS
+from django.http import HttpResponse
 
-
-def _keys(request: HttpRequest) -> list[str]:
-    username = request.POST.get("username", "").strip().lower()
-    address = request.META.get("REMOTE_ADDR", "")
-    return [
-        "login-fail:user:" + hashlib.sha256(username.encode()).hexdigest(),
-        "login-fail:addr:" + hashlib.sha256(address.encode()).hexdigest(),
-    ]
-
-
-def _locked(request: HttpRequest) -> bool:
-    return any((cache.get(key) or 0) >= settings.LOGIN_MAX_FAILURES for key in _keys(request))
-
-
-def _record_failure(request: HttpRequest) -> None:
-    for key in _keys(request):
-        # add() starts the window; incr() keeps its expiry, so the lock-out ends on time.
-        if not cache.add(key, 1, settings.LOGIN_LOCKOUT_SECONDS):
-            try:
-                cache.incr(key)
-            except ValueError:
-                cache.set(key, 1, settings.LOGIN_LOCKOUT_SECONDS)
+from knowledge.lockout import LOCKED_ATTRIBUTE
 
 
 class ThrottledLoginView(auth_views.LoginView):
-    def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-        if _locked(request):
-            minutes = max(1, settings.LOGIN_LOCKOUT_SECONDS // 60)
-            form = self.get_form()
-            form.add_error(None, f"Too many failed logins. Try again in {minutes} minutes.")
-            return self.render_to_response(self.get_context_data(form=form, locked=True), status=429)
-        response = super().post(request, *args, **kwargs)
-        if not request.user.is_authenticated:
-            _record_failure(request)
-        else:
-            for key in _keys(request):
-                cache.delete(key)
-        return response
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        if not getattr(self.request, LOCKED_ATTRIBUTE, False):
+            return super().form_invalid(form)
+        minutes = max(1, settings.LOGIN_LOCKOUT_SECONDS // 60)
+        # Replace "wrong password" by the real reason: the password was not checked.
+        form.errors.pop(NON_FIELD_ERRORS, None)
+        form.add_error(None, f"Too many failed logins. Try again in {minutes} minutes.")
+        return self.render_to_response(self.get_context_data(form=form, locked=True), status=429)

@@ -10,9 +10,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 
 from knowledge import selectors, services
@@ -147,3 +149,58 @@ def document_retry(request: HttpRequest, pk: int) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     return redirect(f"{collection_url(document.collection.slug)}#documents")
+
+
+def _passage_html(text: str, quote: str) -> SafeString:
+    """`text` escaped, with the first occurrence of `quote` in <mark>."""
+    at = text.find(quote) if quote else -1
+    if at < 0:
+        return format_html("{}", text)
+    end = at + len(quote)
+    return format_html("{}<mark>{}</mark>{}", text[:at], text[at:end], text[end:])
+
+
+def document_text_blocks(*, document: Document, cited_chunk_id: int | None, quote: str) -> list[dict]:
+    """The document's text as it was indexed, chunk by chunk without the overlaps, the cited
+    chunk whole and marked.
+
+    Chunks overlap (each repeats the end of the one before); their `char_start`/`char_end`
+    are offsets into the text of their first page, so on one page a chunk's new text starts
+    where the previous one ended. The cited chunk is shown whole, so the one before it is cut
+    where the cited one starts.
+    """
+    blocks: list[dict] = []
+    previous = None
+    for chunk in document.chunks.order_by("ordinal"):
+        cited = chunk.pk == cited_chunk_id
+        start = chunk.char_start
+        if previous is not None and previous["page"] == chunk.page_start:
+            if cited:
+                # Cut the block before at the cited chunk's start instead of cutting this one.
+                cut = max(0, chunk.char_start - previous["start"])
+                previous["text"] = previous["text"][:cut]
+            else:
+                start = max(chunk.char_start, previous["end"])
+        text = chunk.text[start - chunk.char_start :]
+        block = {"page": chunk.page_start, "start": start, "end": chunk.char_end, "text": text, "cited": cited}
+        blocks.append(block)
+        previous = block
+    return [
+        {"html": _passage_html(b["text"], quote if b["cited"] else ""), "cited": b["cited"]}
+        for b in blocks
+        if b["text"].strip()
+    ]
+
+
+@login_required
+@require_GET
+def document_text(request: HttpRequest, pk: int) -> HttpResponse:
+    """Where a citation of a text source (Markdown, text, HTML) opens: the document's indexed
+    text with the cited passage marked, at `#passage`. A PDF opens in the browser's viewer."""
+    document, _ = selectors.document_get(user=request.user, pk=pk)
+    raw_chunk = request.GET.get("chunk", "")
+    cited = int(raw_chunk) if raw_chunk.isdigit() and len(raw_chunk) < 19 else None
+    blocks = document_text_blocks(document=document, cited_chunk_id=cited, quote=request.GET.get("quote", "")[:2000])
+    return render(request, "knowledge/document_text.html", {
+        "document": document, "collection": document.collection, "blocks": blocks,
+    })

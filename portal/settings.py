@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -127,6 +128,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every response (CONTENT_SECURITY_POLICY below).
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -299,14 +302,33 @@ EMBEDDING_MODEL = env_str(
 )
 EMBEDDING_BATCH_SIZE = env_int("PORTAL_EMBEDDING_BATCH_SIZE", 32, minimum=1)
 
-LLM_BACKEND = env_choice("PORTAL_LLM_BACKEND", "local", ("local", "openai"))
+LLM_BACKEND = env_choice("PORTAL_LLM_BACKEND", "local", ("local", "openai", "embedded"))
 OPENAI_API_KEY = env_secret("PORTAL_OPENAI_API_KEY", env_secret("OPENAI_API_KEY"))
 OPENAI_BASE_URL = env_str("PORTAL_OPENAI_BASE_URL", env_str("OPENAI_BASE_URL", "")) or None
 LLM_MODEL = env_str("PORTAL_LLM_MODEL", "gpt-4o-mini")
-LLM_TIMEOUT_SECONDS = env_float("PORTAL_LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
+# A CPU model prefills ~1.5k prompt tokens in 10-40 s on a busy 2-core machine (docs/llm.md).
+LLM_TIMEOUT_SECONDS = env_float("PORTAL_LLM_TIMEOUT_SECONDS", 180.0 if LLM_BACKEND == "embedded" else 60.0,
+                                minimum=0.1)
 LLM_MAX_RETRIES = env_int("PORTAL_LLM_MAX_RETRIES", 3, minimum=0)
 # Wall-clock bound on one LLM call including its retries and backoff, so a run never hangs.
-LLM_BUDGET_SECONDS = env_float("PORTAL_LLM_BUDGET_SECONDS", 90.0, minimum=0.1)
+LLM_BUDGET_SECONDS = env_float("PORTAL_LLM_BUDGET_SECONDS", 240.0 if LLM_BACKEND == "embedded" else 90.0,
+                               minimum=0.1)
+# The embedded model (agent/embedded, docs/llm.md): `embedded` is the openai backend pointed
+# at llama-server on 127.0.0.1:PORTAL_LLM_PORT, serving a model that registry packages ship
+# (`auto`: an installed opt-in Qwen model, else SmolLM2-135M); the built server and the
+# assembled model file live in PORTAL_LLM_CACHE.
+LLM_PORT = env_int("PORTAL_LLM_PORT", 8090, minimum=1)
+LLM_CACHE = Path(env_str("PORTAL_LLM_CACHE", "") or Path.home() / ".cache" / "grounded").expanduser()
+LLM_EMBEDDED_MODEL = env_str("PORTAL_LLM_EMBEDDED_MODEL", "auto")
+if LLM_BACKEND == "embedded":
+    from agent.embedded.catalog import EmbeddedError, resolve
+
+    try:
+        LLM_MODEL = resolve(LLM_EMBEDDED_MODEL, LLM_CACHE).key
+    except EmbeddedError as exc:
+        raise ImproperlyConfigured(f"PORTAL_LLM_EMBEDDED_MODEL: {exc}") from None
+    OPENAI_BASE_URL = f"http://127.0.0.1:{LLM_PORT}/v1"
+    OPENAI_API_KEY = ""
 # USD per million tokens (input, output). Extend with PORTAL_LLM_PRICES="model:in:out,...".
 LLM_PRICES = {
     "gpt-4o-mini": (0.15, 0.60),
@@ -322,6 +344,10 @@ for _item in env_list("PORTAL_LLM_PRICES", []):
         raise ImproperlyConfigured(
             f"PORTAL_LLM_PRICES item {_item!r} must look like model:input_price:output_price."
         ) from None
+# Bound on one outbound call made inside a web request (the query embedding of a search with
+# the openai embeddings backend): one attempt, then a 503, so a slow service cannot hold
+# every web worker. Workers keep PORTAL_LLM_TIMEOUT_SECONDS and the retries.
+WEB_OUTBOUND_TIMEOUT_SECONDS = env_float("PORTAL_WEB_OUTBOUND_TIMEOUT_SECONDS", 10.0, minimum=0.1)
 DEFAULT_RUN_CONFIG = env_str("PORTAL_DEFAULT_RUN_CONFIG", "agentic")
 # Wiring, not configuration: the factory of the grader knowledge's rerank="llm" uses, so
 # knowledge searches with the agent's LLM without importing agent.
@@ -340,9 +366,10 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # Atomic in the shared cache, so concurrent clients cannot outrun them (knowledge.api_throttle).
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "knowledge.api_throttle.AtomicAnonRateThrottle",
+        "knowledge.api_throttle.AtomicUserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("PORTAL_THROTTLE_ANON", "60/min"),
@@ -378,9 +405,22 @@ else:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
     }
-# Failed logins per username and per client address before a lock-out of LOGIN_LOCKOUT_SECONDS.
+# Login attempts before a lock-out of LOGIN_LOCKOUT_SECONDS (knowledge.lockout): per account
+# from one client address, per account from all addresses, per address over all accounts.
 LOGIN_MAX_FAILURES = env_int("PORTAL_LOGIN_MAX_FAILURES", 10, minimum=1)
+LOGIN_MAX_FAILURES_PER_USER = env_int("PORTAL_LOGIN_MAX_FAILURES_PER_USER", 100, minimum=1)
+LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("PORTAL_LOGIN_MAX_FAILURES_PER_ADDRESS", 100, minimum=1)
 LOGIN_LOCKOUT_SECONDS = env_int("PORTAL_LOGIN_LOCKOUT_SECONDS", 900, minimum=1)
+# Every login form (ours, the admin's) reaches the lock-out through authenticate().
+AUTHENTICATION_BACKENDS = ["knowledge.lockout.LockoutModelBackend"]
+# Reverse proxies (addresses or networks) whose X-Forwarded-For is believed; see
+# knowledge.ratelimit.client_address. Empty: the TCP peer is the client.
+TRUSTED_PROXIES = env_list("PORTAL_TRUSTED_PROXIES", [])
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"PORTAL_TRUSTED_PROXIES item {_proxy!r} is not an address or network.") from None
 
 # ---------------------------------------------------------------------------
 # Production hardening (DEBUG off): `manage.py check --deploy` is clean
@@ -388,14 +428,32 @@ LOGIN_LOCKOUT_SECONDS = env_int("PORTAL_LOGIN_LOCKOUT_SECONDS", 900, minimum=1)
 
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
+# Pages load scripts, styles and images from this origin only, and never run inline script
+# (templates have none; tests/portal/test_security_headers.py keeps it so). data: images are
+# the icons inside the Swagger UI stylesheet.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("PORTAL_SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("PORTAL_HSTS_SECONDS", 31_536_000, minimum=0)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = True
+    # Both on by default (check --deploy clean); turn off when other hosts under this domain
+    # cannot serve https, since browsers remember the rule for SECURE_HSTS_SECONDS.
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("PORTAL_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("PORTAL_HSTS_PRELOAD", True)
     SECURE_CONTENT_TYPE_NOSNIFF = True
 
 LOGGING = {

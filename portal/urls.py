@@ -2,11 +2,12 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from agent import api_urls as agent_api_urls
 from knowledge import api_urls as knowledge_api_urls
 from knowledge.api_errors import api_not_found
+from knowledge.api_schema import SchemaApi
 from knowledge.views_auth import ThrottledLoginView
 
 # One "api" namespace for both apps, so every API route reverses as "api:<name>".
@@ -23,8 +24,8 @@ urlpatterns = [
         name="password_change_done",
     ),
     path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/schema/", SchemaApi.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include((api_v1, "api"))),
     re_path(r"^api/(?P<rest>[\s\S]*)$", api_not_found),
     path("", include("knowledge.urls")),

@@ -127,6 +127,8 @@ class FakeOpenAI:
         self.embedding_dim = embedding_dim
         self.small_model = small_model
         self.no_schema_reply = no_schema_reply
+        # Seconds each embeddings request waits before answering (a slow remote service).
+        self.embedding_latency = 0.0
         self.replies: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -281,6 +283,8 @@ class FakeOpenAI:
         }, reply.headers)
 
     def _embeddings(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        if self.embedding_latency:
+            self._stopping.wait(self.embedding_latency)
         inputs = body.get("input", [])
         if isinstance(inputs, str):
             inputs = [inputs]

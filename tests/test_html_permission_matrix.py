@@ -59,6 +59,7 @@ TABLE: list[Row] = [
         lambda w: {"files": SimpleUploadedFile("notes.md", b"# Notes\n\nRank fusion.\n", "text/markdown")}),
     Row("knowledge:document_status", "get", needs("viewer", 200), slug),
     Row("knowledge:document_file", "get", needs("viewer", 200), doc),
+    Row("knowledge:document_text", "get", needs("viewer", 200), doc),
     Row("knowledge:document_delete", "post", needs("editor", 302), doc),
     Row("knowledge:document_update", "post", needs("editor", 302), doc, lambda w: {"title": "Renamed", "year": "2021"}),
     Row("knowledge:document_retry", "post", needs("editor", 302), lambda w: {"pk": w.failed_document.pk}),
@@ -90,7 +91,7 @@ TABLE: list[Row] = [
 ]
 
 # Pages outside the collection model: reachable by anyone (login) or by any signed-in user.
-# The OpenAPI schema and Swagger UI belong to the API (authentication as there).
+# The OpenAPI schema and Swagger UI are public on purpose (docs/api.md): they hold no data.
 NOT_IN_TABLE = {"login", "logout", "password_change", "password_change_done", "api-schema", "api-docs"}
 
 

@@ -1,39 +1,46 @@
-"""Local auditor: support from key-term coverage plus sentence embeddings, contradiction cues.
+"""Local auditor: which retrieved sentences answer each need, whether the question's
+premise holds, and the verdict.
 
 For each fact of the plan:
-1. split every retrieved chunk into sentences and score each against the fact
-   (agent.local.scoring: coverage of the fact's content terms + cosine similarity);
-2. keep the best sentences, labelled supported / partial / contradicted / unsupported;
-3. a fact whose anchor terms (names, acronyms, identifiers, numbers) appear in none of the
-   chunks of the document that supports it is unsupported, however similar the wording:
-   "SPLADE on BEIR" is not answered by a BEIR table without SPLADE.
-The premise ("Why did X use Y?" presumes X used Y) is checked against every sentence: a
-relevant sentence with a negation, antonym or number clash makes it FALSE_PREMISE.
+1. every answer-eligible sentence of every retrieved chunk (agent.local.eligibility: no
+   headings, labels, references, instructions; nothing from a chunk that tries to steer a
+   model) is scored against the fact: support = coverage of the fact's content terms and
+   cosine similarity (agent.local.scoring), and answer fit = whether it holds the kind of
+   answer asked for (agent.local.answer_type: a number next to the focus, a reason, a
+   name, ...). Sentences are ranked by both, over ALL chunks retrieved so far (so a retry
+   can only add better candidates), near-duplicates dropped;
+2. a fact whose anchor terms (names, acronyms, identifiers, numbers) the supporting
+   document does not mention is unsupported, however similar the wording;
+3. two supporting sentences that contradict each other are a conflict: neither is stated
+   as fact, the answer reports both.
+The premise (agent.local.planner.presupposition) is then checked: a relevant sentence that
+disagrees (agent.local.contradiction) makes it FALSE_PREMISE with that sentence; no
+sentence asserting it means the answer may not assume it (PARTIAL, or a refusal saying so).
 
-Every quote is a sentence of the chunk, checked verbatim (agent.verify.find_quote).
+Every threshold is a field of AuditorParams, calibrated by bench/calibrate_auditor.py
+(SciFact train claims) and bench/devbench.py --calibrate (the calibration half of
+devbench, agent.local.calibration); see docs/benchmarks.md for held-out figures.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 
+from agent.local.answer_type import need_of, offers
+from agent.local.contradiction import contradiction_cue, siblings
+from agent.local.eligibility import eligible, is_injection
 from agent.local.embed import EmbedFn, get_embed
-from agent.local.scoring import PARTIAL_MIN, SUPPORT_MIN, contradiction_cue, score_sentences
-from agent.local.text import (
-    anchor_coverage,
-    anchor_terms,
-    content_terms,
-    is_prose,
-    negation_count,
-    offers_answer_type,
-    split_sentences,
-    term_set,
-)
+from agent.local.reformulator import PREMISE_PREFIX
+from agent.local.scoring import score_sentences
+from agent.local.text import anchor_coverage, anchor_terms, content_terms, coverage, split_sentences, term_set
 from agent.types import (
     AuditResult,
+    Conflict,
     FactAudit,
     Plan,
     PremiseCheck,
@@ -44,119 +51,241 @@ from agent.types import (
 )
 from agent.verify import find_quote
 
-# Calibrated by `bench/devbench.py --calibrate` (grid over the 48 devbench questions,
-# agentic config; score = answerable answered + out-of-scope refused + premises debunked):
-# share of a fact's anchor terms (names, acronyms, identifiers, numbers) that the supporting
-# document must mention. 0.9 and 1.0 tie at 45/48; 0.75 lets two more near misses through.
-ANCHOR_MIN = 0.9
-# A premise is contradicted by a sentence this relevant to it that shows a contradiction
-# cue. Flat from 0.40 to 0.50 (5 of 6 debunked, 1 answerable misread); 0.55 loses one.
-PREMISE_CONTRADICT_MIN = 0.45
-SENTENCES_PER_FACT = 2
 _MAX_SENTENCE_CHARS = 600
 
 
+@dataclass(frozen=True)
+class AuditorParams:
+    """The local auditor's thresholds. Defaults: see docs/benchmarks.md for the commands
+    that chose them and the held-out figures (never measured on the data that chose them)."""
+
+    # support = w_coverage * term coverage + (1 - w_coverage) * cosine (SciFact calibration split).
+    w_coverage: float = 0.5
+    support_min: float = 0.52  # a sentence this close supports the fact (SciFact calibration split)
+    partial_min: float = 0.42  # one grid step below: speaks to it in part
+    # Share of a fact's anchor terms the supporting document must mention (devbench calibration half).
+    anchor_min: float = 0.75
+    # A sentence contradicts the premise only if it is at least this relevant to it.
+    premise_contradict_min: float = 0.45
+    # The premise counts as asserted by a sentence at least this close to it.
+    premise_support_min: float = 0.42
+    # Share of the ranking that answer fit decides (the rest is support).
+    type_weight: float = 0.3
+    sentences_per_fact: int = 2
+    # Two quotes sharing this share of their terms say the same thing: keep one.
+    duplicate_jaccard: float = 0.7
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+@dataclass
+class _Candidate:
+    source_index: int
+    quote: str
+    context: str  # the previous sentence and the document title: what "it" and "we" refer to
+    terms: set[str]
+    # The sentence as the splitter gave it: the index build already embedded exactly this
+    # text (EmbeddingCache), so its vector costs a cache read, not a model run.
+    raw: str = ""
+
+
 class LocalAuditor:
-    def __init__(self, embed: EmbedFn | None = None) -> None:
+    def __init__(self, embed: EmbedFn | None = None, params: AuditorParams | None = None) -> None:
         self._embed = embed
+        self.params = params or AuditorParams()
 
     def _vectors(self, texts: list[str]) -> np.ndarray:
         embed = self._embed or get_embed()
         return embed(texts)
 
-    def audit(self, question: str, plan: Plan, sources: list[Source], *, can_retry: bool) -> AuditResult:
-        facts = _facts(question, plan)
-        # Only sentences sharing a term with a fact or the premise can reach PARTIAL_MIN
-        # (support is half term coverage), so only those are embedded: most of the cost.
-        wanted = set()
-        for text in [*facts, plan.premise]:
+    def _candidates(self, facts: list[str], premise: str, sources: list[Source]) -> list[_Candidate]:
+        wanted: set[str] = set()
+        for text in [*facts, premise]:
             wanted.update(content_terms(text))
-        sentences: list[tuple[int, str]] = []  # (source index, sentence)
+        out: list[_Candidate] = []
         for i, source in enumerate(sources):
+            # A chunk that tries to steer a model is untrusted as a whole: its declarative
+            # sentences may be the payload ("answer every question with: '...'").
+            if is_injection(source.text):
+                continue
             # A sentence of the Doc2query paper speaks of Doc2query even when it says "we".
             title_terms = term_set(source.document_title)
-            for s in split_sentences(source.text):
-                # A question in a paper (an example query) states no fact.
-                if (20 <= len(s) <= _MAX_SENTENCE_CHARS and not s.rstrip().endswith("?") and is_prose(s)
-                        and wanted & (term_set(s) | title_terms)):
-                    sentences.append((i, s))
-        texts = [s for _, s in sentences]
-        vecs = self._vectors(facts + ([plan.premise] if plan.premise else []) + texts)
+            previous = ""
+            for raw in split_sentences(source.text):
+                quote = eligible(raw)
+                if quote and len(quote) <= _MAX_SENTENCE_CHARS:
+                    terms = term_set(quote)
+                    if wanted & (terms | title_terms):
+                        out.append(_Candidate(i, quote, f"{previous} {source.document_title}", terms, raw))
+                previous = raw
+        return out
+
+    def audit(self, question: str, plan: Plan, sources: list[Source], *, can_retry: bool) -> AuditResult:
+        p = self.params
+        if plan.clarify:
+            reason = ("the question names no paper, result or term to look for" if plan.clarify == "vague"
+                      else "summarising or comparing whole papers is not something an extractive answer can do")
+            return AuditResult(verdict=Verdict.CLARIFY, reason=reason, missing=[question])
+        facts = _facts(question, plan)
+        cands = self._candidates(facts, plan.premise, sources)
+        texts = [c.quote for c in cands]
+        vecs = self._vectors(facts + ([plan.premise] if plan.premise else []) + [c.raw or c.quote for c in cands])
         fact_vecs = vecs[: len(facts)]
         premise_vec = vecs[len(facts)] if plan.premise else None
         sent_vecs = vecs[len(facts) + (1 if plan.premise else 0):]
+        sibling_map = siblings(s.text for s in sources)
 
         # Terms mentioned anywhere in the retrieved chunks of each document (with its title).
         doc_terms: dict[object, set[str]] = defaultdict(set)
         for source in sources:
             doc_terms[_doc_key(source)] |= term_set(f"{source.document_title} {source.section} {source.text}")
 
+        # Terms many candidates share say little about which one answers: rarer ones
+        # ("default" among sentences that all say "pooling strategy") decide the ranking.
+        df: dict[str, int] = defaultdict(int)
+        for cand in cands:
+            for t in cand.terms:
+                df[t] += 1
+        idf = {t: math.log(1 + len(cands) / (1 + n)) for t, n in df.items()}
+
         audits: list[FactAudit] = []
         missing: list[str] = []
+        conflicts: list[Conflict] = []
         for fact, fvec in zip(facts, fact_vecs):
-            scores = score_sentences(fact, fvec, texts, sent_vecs)
+            need = need_of(fact)
+            scores = score_sentences(fact, fvec, texts, sent_vecs, w_coverage=p.w_coverage)
             anchors = anchor_terms(fact)
-            ranked = sorted(scores, key=lambda s: -s.support)
+            terms = content_terms(fact)
+            ranked = []
+            for sc in scores:
+                cand = cands[sc.index]
+                # The sentence before counts at half weight: "The default is MEAN." answers
+                # "which pooling strategy ..." after "We try three pooling strategies".
+                cov = sc.coverage + 0.5 * (coverage(terms, cand.terms | term_set(cand.context)) - sc.coverage)
+                support = max(sc.support, p.w_coverage * cov + (1 - p.w_coverage) * sc.similarity)
+                if support < p.partial_min:
+                    continue
+                fit = offers(need, fact, cand.quote, context=cand.context)
+                if fit <= 0:
+                    continue
+                if anchors and anchor_coverage(anchors, doc_terms[_doc_key(sources[cand.source_index])]) < p.anchor_min:
+                    continue
+                # A term no candidate has (a name only the title carries) tells none apart.
+                weights = {t: idf[t] for t in terms if t in idf}
+                total = sum(weights.values())
+                weighted = sum(w for t, w in weights.items() if t in cand.terms) / total if total else 0.0
+                ranked.append(((1 - p.type_weight) * (support + weighted) / 2 + p.type_weight * fit, support, sc))
+            ranked.sort(key=lambda r: -r[0])
             picked: list[SupportingSentence] = []
-            for sc in ranked:
-                if len(picked) >= SENTENCES_PER_FACT or sc.support < PARTIAL_MIN:
+            picked_terms: list[set[str]] = []
+            for _, support, sc in ranked:
+                if len(picked) >= p.sentences_per_fact:
                     break
-                src_i, text = sentences[sc.index]
-                source = sources[src_i]
-                if anchors and anchor_coverage(anchors, doc_terms[_doc_key(source)]) < ANCHOR_MIN:
+                cand = cands[sc.index]
+                if any(_jaccard(cand.terms, t) >= p.duplicate_jaccard for t in picked_terms):
                     continue
-                if not offers_answer_type(fact, text):
+                source = sources[cand.source_index]
+                start = find_quote(cand.quote, source.text)
+                if start < 0:
                     continue
-                label = SupportLabel.SUPPORTED if sc.support >= SUPPORT_MIN else SupportLabel.PARTIAL
-                start = find_quote(text, source.text)
+                label = SupportLabel.SUPPORTED if support >= p.support_min else SupportLabel.PARTIAL
                 picked.append(SupportingSentence(
-                    chunk_id=source.chunk_id, quote=text, label=label, score=round(sc.support, 4),
-                    verified=start >= 0, quote_start=start,
+                    chunk_id=source.chunk_id, quote=cand.quote, label=label, score=round(support, 4),
+                    verified=True, quote_start=start,
                 ))
-            picked = [p for p in picked if p.verified]
+                picked_terms.append(cand.terms)
+            conflict = self._conflict(fact, picked, [cands[sc.index] for _, _, sc in ranked[:6]], sources,
+                                      {sc.index: support for _, support, sc in ranked}, cands, sibling_map)
+            if conflict is not None:
+                conflicts.append(conflict)
             label = picked[0].label if picked else SupportLabel.UNSUPPORTED
-            if not picked and ranked:
-                # Kept as the closest evidence a refusal shows, labelled for what it is.
-                src_i, text = sentences[ranked[0].index]
-                start = find_quote(text, sources[src_i].text)
-                if start >= 0:
-                    picked = [SupportingSentence(
-                        chunk_id=sources[src_i].chunk_id, quote=text, label=SupportLabel.UNSUPPORTED,
-                        score=round(ranked[0].support, 4), verified=True, quote_start=start,
-                    )]
+            if conflict is not None and label == SupportLabel.SUPPORTED:
+                label = SupportLabel.PARTIAL  # the evidence disagrees with itself
+            if not picked:
+                closest = max(scores, key=lambda s: s.support, default=None)
+                if closest is not None:
+                    cand = cands[closest.index]
+                    start = find_quote(cand.quote, sources[cand.source_index].text)
+                    if start >= 0:
+                        # Kept as the closest evidence a refusal shows, labelled for what it is.
+                        picked = [SupportingSentence(
+                            chunk_id=sources[cand.source_index].chunk_id, quote=cand.quote,
+                            label=SupportLabel.UNSUPPORTED, score=round(closest.support, 4), verified=True,
+                            quote_start=start,
+                        )]
             audits.append(FactAudit(fact=fact, label=label, sentences=picked))
             if label != SupportLabel.SUPPORTED:
                 missing.append(fact)
 
-        premise = self._premise(plan.premise, premise_vec, sentences, sources, sent_vecs)
-        verdict, reason = _verdict(audits, premise, can_retry)
-        return AuditResult(facts=audits, premise=premise, verdict=verdict, missing=missing, reason=reason)
+        premise = self._premise(plan.premise, premise_vec, cands, sources, sent_vecs, doc_terms, sibling_map)
+        if plan.premise and not premise.contradicted and not premise.confirmed:
+            missing.append(f"{PREMISE_PREFIX}{plan.premise}")
+        verdict, reason = _verdict(audits, premise, conflicts, can_retry)
+        return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
+                           reason=reason)
 
-    def _premise(self, premise: str, pvec: np.ndarray | None, sentences: list[tuple[int, str]],
-                 sources: list[Source], sent_vecs: np.ndarray) -> PremiseCheck:
-        if not premise or pvec is None or not sentences:
+    def _conflict(self, fact: str, picked: list[SupportingSentence], near: list[_Candidate],
+                  sources: list[Source], support: dict[int, float], cands: list[_Candidate],
+                  sibling_map: dict[str, set[str]]) -> Conflict | None:
+        """A supporting sentence and another relevant one from a different chunk that disagree."""
+        supported = [s for s in picked if s.label == SupportLabel.SUPPORTED]
+        if not supported:
+            return None
+        first = supported[0]
+        for other in near:
+            chunk_id = sources[other.source_index].chunk_id
+            if chunk_id == first.chunk_id or other.quote == first.quote:
+                continue
+            if support.get(cands.index(other), 0.0) < self.params.support_min:
+                continue
+            cue = contradiction_cue(first.quote, other.quote, sibling_map=sibling_map)
+            # Different numbers for different things are not a conflict: only the same statement
+            # with another number is.
+            if cue == "number" and _jaccard(term_set(first.quote), other.terms) < 0.5:
+                cue = ""
+            if cue in ("negation", "alternative", "antonym", "number"):
+                return Conflict(fact=fact, chunk_ids=[first.chunk_id, chunk_id], quotes=[first.quote, other.quote],
+                                cue=cue)
+        return None
+
+    def _premise(self, premise: str, pvec: np.ndarray | None, cands: list[_Candidate], sources: list[Source],
+                 sent_vecs: np.ndarray, doc_terms: dict[object, set[str]],
+                 sibling_map: dict[str, set[str]]) -> PremiseCheck:
+        if not premise or pvec is None:
             return PremiseCheck(premise=premise)
-        anchors = anchor_terms(premise)
+        if not cands:
+            return PremiseCheck(premise=premise, confirmed=False, reason="no retrieved sentence speaks to it")
+        p = self.params
+        # Numbers are what a false premise often gets wrong: the premise is about the
+        # document when its names are there, whatever numbers it gives.
+        anchors = [a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)]
         best = None
-        for sc in score_sentences(premise, pvec, [s for _, s in sentences], sent_vecs):
-            if sc.support < PREMISE_CONTRADICT_MIN:
+        confirmed = False
+        terms = content_terms(premise)
+        for sc in score_sentences(premise, pvec, [c.quote for c in cands], sent_vecs, w_coverage=p.w_coverage):
+            cand = cands[sc.index]
+            source = sources[cand.source_index]
+            about = not anchors or anchor_coverage(anchors, doc_terms[_doc_key(source)]) >= p.anchor_min
+            # A short sentence leans on the one before it ("We try MEAN and MAX. The default
+            # is MEAN."): its relevance counts the terms of that context too.
+            in_context = coverage(terms, cand.terms | term_set(cand.context))
+            relevance = max(sc.support, p.w_coverage * in_context + (1 - p.w_coverage) * sc.similarity)
+            if relevance < min(p.premise_contradict_min, p.premise_support_min) or not about:
                 continue
-            src_i, text = sentences[sc.index]
-            source = sources[src_i]
-            if anchors and anchor_coverage(anchors, term_set(f"{source.document_title} {source.text}")) < 0.5:
-                continue
-            cue = contradiction_cue(premise, text)
-            # A false premise asserts; the paper denies. A negated premise against a plain
-            # sentence is too weak a signal (the premise may itself be a true caution).
-            if cue == "negation" and negation_count(premise) > 0:
-                continue
-            if cue and (best is None or sc.support > best[0]):
-                best = (sc.support, source, text, cue)
+            cue = contradiction_cue(premise, cand.quote, sibling_map=sibling_map, context=cand.context)
+            if cue and relevance >= p.premise_contradict_min:
+                if best is None or relevance > best[0]:
+                    best = (relevance, source, cand.quote, cue)
+            elif not cue and sc.support >= p.premise_support_min:
+                confirmed = True
         if best is None:
-            return PremiseCheck(premise=premise)
+            return PremiseCheck(premise=premise, confirmed=confirmed,
+                                reason="" if confirmed else "no retrieved sentence asserts it")
         _, source, text, cue = best
         return PremiseCheck(
-            premise=premise, contradicted=True, chunk_id=source.chunk_id, quote=text,
+            premise=premise, contradicted=True, chunk_id=source.chunk_id, quote=text, confirmed=False,
             reason=f"the evidence disagrees with the premise ({cue})",
         )
 
@@ -178,15 +307,25 @@ def _facts(question: str, plan: Plan) -> list[str]:
     return out
 
 
-def _verdict(audits: list[FactAudit], premise: PremiseCheck, can_retry: bool) -> tuple[Verdict, str]:
+def _verdict(audits: list[FactAudit], premise: PremiseCheck, conflicts: list[Conflict],
+             can_retry: bool) -> tuple[Verdict, str]:
     if premise.contradicted:
         return Verdict.FALSE_PREMISE, premise.reason
     supported = sum(a.label == SupportLabel.SUPPORTED for a in audits)
     partial = sum(a.label == SupportLabel.PARTIAL for a in audits)
-    if audits and supported == len(audits):
+    premise_ok = not premise.premise or premise.confirmed
+    if audits and supported == len(audits) and premise_ok:
         return Verdict.SUFFICIENT, "every needed fact has a supporting sentence"
+    if conflicts and not can_retry:
+        return Verdict.PARTIALLY_SUFFICIENT, "the retrieved passages contradict each other"
     if can_retry:
-        return Verdict.INSUFFICIENT_RETRY, "some needed facts have no supporting sentence yet"
-    if supported or partial:
+        return Verdict.INSUFFICIENT_RETRY, "some needed facts (or the premise) have no supporting sentence yet"
+    if (supported or partial) and premise_ok:
         return Verdict.PARTIALLY_SUFFICIENT, f"{supported + partial} of {len(audits)} needed facts are supported"
+    if supported or partial:
+        return (Verdict.PARTIALLY_SUFFICIENT,
+                f"the premise could not be confirmed by any retrieved sentence: {premise.premise}")
+    if not premise_ok:
+        return (Verdict.INSUFFICIENT_REFUSE,
+                f"no retrieved passage supports the question, nor its premise that {premise.premise}")
     return Verdict.INSUFFICIENT_REFUSE, "no retrieved passage supports the facts the question needs"

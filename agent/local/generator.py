@@ -1,24 +1,47 @@
 """Local generator: extractive answers built from the audited supporting sentences.
 
-- No audit (the plain-RAG baselines): the sentences of the top sources most similar to the
-  question, always answered, each citing its chunk.
-- SUFFICIENT / PARTIALLY_SUFFICIENT: the supporting sentences of each fact in fact order,
-  each citing its chunk; a partial answer notes which facts had no evidence.
+- No audit (the plain-RAG baselines): the answer-eligible sentences of the top sources
+  most similar to the question, always answered, each citing its chunk.
+- SUFFICIENT / PARTIALLY_SUFFICIENT: 1-3 supporting sentences, best per fact first, in
+  fact order and, within one chunk, in reading order; near-duplicates dropped; a yes/no
+  question gets "Yes" or "No" first. A partial answer notes which facts had no evidence.
+- Conflicting evidence: neither sentence is stated as fact; both are reported, cited.
 - FALSE_PREMISE: says the premise does not hold and quotes the contradicting sentence.
+- CLARIFY: asks which paper or result is meant and offers rephrasings built from the
+  retrieved documents' titles and sections; a request to summarise or compare whole papers
+  says plainly that an extractive answer cannot do that.
 - INSUFFICIENT_REFUSE: what was searched, the closest evidence, why it was not enough.
 Every sentence quotes its chunk verbatim, so the verifier can check it.
 """
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from agent.local.answer_type import need_of
+from agent.local.contradiction import contradiction_cue
+from agent.local.eligibility import eligible, is_injection, is_label
 from agent.local.embed import EmbedFn, get_embed
-from agent.local.text import split_sentences
-from agent.types import AuditResult, Draft, DraftSentence, Outcome, Source, SupportLabel, Verdict
+from agent.local.text import split_sentences, term_set
+from agent.types import (
+    AuditResult,
+    Draft,
+    DraftSentence,
+    Outcome,
+    Source,
+    SupportingSentence,
+    SupportLabel,
+    Verdict,
+)
 
 BASELINE_SENTENCES = 3
+MAX_ANSWER_SENTENCES = 3
+# A second sentence for a fact must score within this of its best one, or it is padding.
+_SECOND_SENTENCE_MARGIN = 0.08
 _USABLE = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
+_AUX = r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|should)"
 
 
 class ExtractiveGenerator:
@@ -29,6 +52,8 @@ class ExtractiveGenerator:
         marker = {s.chunk_id: n for n, s in enumerate(sources, start=1)}
         if audit is None:
             return self._baseline(question, sources)
+        if audit.verdict == Verdict.CLARIFY:
+            return clarify_draft(question, sources, whole_document="summar" in audit.reason)
         if audit.verdict == Verdict.FALSE_PREMISE and audit.premise.chunk_id in marker:
             p = audit.premise
             return Draft(outcome=Outcome.FALSE_PREMISE, sentences=[
@@ -41,29 +66,132 @@ class ExtractiveGenerator:
             from agent.llm_roles import refusal_draft
 
             return refusal_draft(question, sources, audit)
-        sentences: list[DraftSentence] = []
-        used: set[str] = set()
-        for fact in audit.facts:
-            for s in fact.sentences:
-                if s.quote in used or s.chunk_id not in marker or s.label not in _USABLE:
-                    continue
-                used.add(s.quote)
-                sentences.append(DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote))
-        outcome = Outcome.ANSWER if audit.verdict == Verdict.SUFFICIENT else Outcome.PARTIAL
-        missing = ""
+        sentences = _answer_sentences(question, audit, marker)
+        conflicted = {q for c in audit.conflicts for q in c.quotes}
+        sentences = [s for s in sentences if s.quote not in conflicted]
+        for c in audit.conflicts:
+            if all(cid in marker for cid in c.chunk_ids):
+                sentences.append(DraftSentence(text=f'The sources disagree: one says "{c.quotes[0]}"',
+                                               citations=[marker[c.chunk_ids[0]]], quote=c.quotes[0]))
+                sentences.append(DraftSentence(text=f'Another says "{c.quotes[1]}"',
+                                               citations=[marker[c.chunk_ids[1]]], quote=c.quotes[1]))
+        outcome = Outcome.ANSWER if audit.verdict == Verdict.SUFFICIENT and not audit.conflicts else Outcome.PARTIAL
+        notes = []
         if outcome == Outcome.PARTIAL and audit.missing:
-            missing = "No supporting evidence was found for: " + "; ".join(audit.missing)
-        return Draft(outcome=outcome, sentences=sentences, missing_note=missing)
+            notes.append("No supporting evidence was found for: " + "; ".join(audit.missing))
+        if audit.conflicts:
+            notes.append("The retrieved passages contradict each other on: "
+                         + "; ".join(dict.fromkeys(c.fact for c in audit.conflicts)))
+        return Draft(outcome=outcome, sentences=sentences, missing_note=" ".join(notes))
 
     def _baseline(self, question: str, sources: list[Source]) -> Draft:
-        cands = [(n, s) for n, src in enumerate(sources, start=1) for s in split_sentences(src.text)
-                 if 20 <= len(s) <= 600]
+        cands = []
+        raws = []
+        for n, src in enumerate(sources, start=1):
+            for raw in split_sentences(src.text):
+                quote = eligible(raw)
+                if quote and len(quote) <= 600:
+                    cands.append((n, quote))
+                    raws.append(raw)  # the text the index already embedded (EmbeddingCache)
         if not cands:
             return Draft(outcome=Outcome.ANSWER, sentences=[])
         embed = self._embed or get_embed()
-        vecs = embed([question] + [s for _, s in cands])
+        vecs = embed([question, *raws])
         sims = vecs[1:] @ vecs[0]
         order = np.argsort(-sims)[:BASELINE_SENTENCES]
         return Draft(outcome=Outcome.ANSWER, sentences=[
             DraftSentence(text=cands[i][1], citations=[cands[i][0]], quote=cands[i][1]) for i in sorted(order)
         ])
+
+
+def _usable(fact_sentences: list[SupportingSentence], marker: dict[int, int]) -> list[SupportingSentence]:
+    """The fact's sentences worth stating: those with its best label, close to its best score."""
+    usable = [s for s in fact_sentences if s.label in _USABLE and s.chunk_id in marker]
+    if not usable:
+        return []
+    best = usable[0]
+    return [s for s in usable if s.label == best.label and s.score >= best.score - _SECOND_SENTENCE_MARGIN]
+
+
+def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int]) -> list[DraftSentence]:
+    """The best sentence of each fact first, then second-best ones, 3 at most, no near-duplicates;
+    facts in order, and within a fact the best sentence first (two from one chunk in reading order)."""
+    per_fact = [_usable(f.sentences, marker) for f in audit.facts]
+    chosen: list[tuple[int, int, SupportingSentence]] = []
+    seen_terms: list[set[str]] = []
+    for rank in range(max((len(p) for p in per_fact), default=0)):
+        for i, picks in enumerate(per_fact):
+            if rank >= len(picks) or len(chosen) >= MAX_ANSWER_SENTENCES:
+                continue
+            s = picks[rank]
+            terms = term_set(s.quote)
+            if any(len(terms & t) / max(len(terms | t), 1) >= 0.7 for t in seen_terms):
+                continue
+            seen_terms.append(terms)
+            chosen.append((i, rank, s))
+
+    first_of_chunk: dict[tuple[int, int], int] = {}
+    for i, rank, s in chosen:
+        first_of_chunk.setdefault((i, s.chunk_id), rank)
+    chosen.sort(key=lambda item: (item[0], first_of_chunk[(item[0], item[2].chunk_id)], item[2].quote_start))
+    out = [DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote) for _, _, s in chosen]
+    if out and need_of(question).kind == "yesno":
+        out[0] = out[0].model_copy(update={"text": f"{_yes_or_no(question, out[0].quote)}: {out[0].text}"})
+    return out
+
+
+def _yes_or_no(question: str, sentence: str) -> str:
+    """ "No" when the best sentence disagrees with the question's proposition, else "Yes"."""
+    proposition = re.sub(rf"^\s*{_AUX}\s+", "", question.strip().rstrip("?"), flags=re.IGNORECASE)
+    return "No" if contradiction_cue(proposition, sentence) else "Yes"
+
+
+_TOPICS = {"results": "the main results", "result": "the main result", "findings": "the main findings",
+           "method": "the method", "approach": "the approach", "conclusion": "the conclusion",
+           "contribution": "the main contribution", "contributions": "the main contributions",
+           "limitations": "the limitations", "evaluation": "the evaluation", "experiments": "the experiments",
+           "dataset": "the dataset", "datasets": "the datasets"}
+_SKIP_SECTIONS = {"references", "bibliography", "acknowledgements", "acknowledgments", "appendix", "abstract"}
+
+
+def suggestions(question: str, sources: list[Source], *, limit: int = 4) -> list[str]:
+    """2-4 concrete questions about the documents and sections retrieved for a vague one:
+    the asked-about topic (results, method, ...) in each retrieved paper, then the sections
+    that matched, then the method and results of the papers when that is still too few."""
+    asked = [_TOPICS[w] for w in re.findall(r"[a-z]+", question.lower()) if w in _TOPICS]
+    topic = asked[0] if asked else "the main result"
+    titles: list[str] = []
+    for s in sources:
+        title = (s.document_title or s.file_name).strip()
+        if title and title not in titles and not is_injection(s.text):
+            titles.append(title)
+    out: list[str] = [f'What is {topic} of "{t}"?' if not topic.endswith("s") else f'What are {topic} of "{t}"?'
+                      for t in titles[:2]]
+    for s in sources:
+        section = re.sub(r"^[\d\.\s]+", "", s.section or "").strip()
+        title = (s.document_title or s.file_name).strip()
+        if (not section or not title or len(section) > 60 or section.lower() in _SKIP_SECTIONS
+                or not re.search(r"[a-z]", section) or is_label(section) or is_injection(s.text)):
+            continue
+        q = f'What does "{title}" report in its section "{section}"?'
+        if q not in out:
+            out.append(q)
+        if len(out) >= limit:
+            break
+    for t in titles[:2]:
+        for extra in (f'What method does "{t}" propose?', f'What are the main results of "{t}"?'):
+            if len(out) < 2 and extra not in out:
+                out.append(extra)
+    return out[:limit]
+
+
+def clarify_draft(question: str, sources: list[Source], *, whole_document: bool) -> Draft:
+    if whole_document:
+        text = ("This offline backend answers by quoting single sentences it can cite, so it cannot summarise "
+                "or compare whole papers. Ask about one result, method or number instead, for example one of "
+                "the questions below.")
+    else:
+        text = ("The question does not say which paper, result or term it is about, so there is nothing "
+                "specific to look for. Which one do you mean? For example:")
+    return Draft(outcome=Outcome.CLARIFY, sentences=[DraftSentence(text=text)],
+                 suggestions=suggestions(question, sources))

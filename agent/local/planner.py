@@ -5,7 +5,14 @@
 2. A comparison ("X and Y both ...", "between X and Y", "X vs Y", "compare X with Y",
    "Did each of them ...: X and Y") yields one sub-query per side, each with the shared topic.
 3. Otherwise each interrogative clause ("..., and how ...?") becomes a fact and a sub-query.
-4. "Why does X do Y?" / "Since X, ..." / "Following X, ..." presuppose X: that is the premise.
+4. Every question presupposes something, whatever its form, and that is the premise the
+   auditor checks: "Why/How/When does X do Y?" presupposes X does Y; "What/Which N does X
+   do?" presupposes X does some N; "Who invented X?" that someone invented X; "Since X,
+   ..." / "Following X, ..." presuppose X. A yes/no question asks its proposition rather
+   than presupposing it, and "What is X?" presupposes only that X exists.
+5. A question with nothing specific to search for ("what about the results?", "summarize
+   it") is marked `clarify="vague"`; a request to summarise or compare whole papers,
+   which an extractive backend cannot do, `clarify="whole_document"`.
 """
 
 from __future__ import annotations
@@ -26,11 +33,37 @@ _COMPARISONS = [
     re.compile(r"\bcompare\s+(?P<a>.+?)\s+(?:with|to|and)\s+(?P<b>.+?)(?P<rest>[?.,].*|$)", re.IGNORECASE),
     re.compile(r"^(?P<pre>.*?):\s+(?P<a>[^:]+?)\s+and\s+(?P<b>(?:the\s+)?[^:.]+?)\.\s*(?P<rest>.*)$", re.IGNORECASE),
 ]
-_WHY_PREMISE = re.compile(
-    r"^why\s+(?:did|does|do|was|were|is|are|has|have)\s+(?P<body>.+?)\??$", re.IGNORECASE
-)
 _SINCE_PREMISE = re.compile(r"^(?:since|given that|because|as)\s+(?P<body>[^,]+),", re.IGNORECASE)
 _FOLLOWING = re.compile(r"^following\s+[^,]+,\s*(?P<body>.+)$", re.IGNORECASE)
+_AUX = r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|should)"
+# "How/When/Where does X do Y" -> "X do Y"; "How many N did X use" -> "X use N".
+_WH_AUX = re.compile(
+    rf"^(?P<wh>how|when|where|why)(?:\s+(?:many|much)\s+(?P<noun>[\w\-\s]+?))?\s+(?P<aux>{_AUX})\s+(?P<body>.+?)\??$",
+    re.IGNORECASE)
+# "What/Which N does X do" -> "X do N" (that some N exists that X does).
+_WHAT_NOUN_AUX = re.compile(
+    rf"^(?:what|which)\s+(?P<noun>(?:[\w\-]+\s+){{0,3}}?[\w\-]+)\s+(?P<aux>{_AUX})\s+(?P<body>.+?)\??$",
+    re.IGNORECASE)
+# "What did X invent" -> "X invent (something)".
+_WHAT_AUX = re.compile(r"^(?:what|whom|who)\s+(?P<aux>do|does|did|has|have|had)\s+(?P<body>.+?)\??$",
+                       re.IGNORECASE)
+# "Who invented X" / "Which model outperforms X" -> "someone invented X" / "model outperforms X".
+_WHO_VERB = re.compile(r"^(?:who|which\s+(?P<noun>[\w\-]+))\s+(?P<body>(?!is\b|are\b|was\b|were\b)[a-z]\w+\s+.+?)\??$",
+                       re.IGNORECASE)
+# Words that name no paper, result or term: a question made only of these is vague.
+_GENERIC = frozenset(content_terms(
+    "result results finding findings conclusion conclusions summary summarize summarise overview it this that "
+    "they them paper papers work study studies method methods approach approaches main key tell explain more "
+    "detail details thing things stuff idea ideas point points contribution contributions anything everything "
+    "interesting important discuss say says said mention mentioned talk document documents article articles "
+    "section part here there about now else also well good bad new novel gist takeaway takeaways please "
+    "describe description show list give happen happened going know mean meant these those one ones"
+))
+_WHOLE_DOCUMENT = re.compile(
+    r"\b(?:summari[sz]e|summary of|sum up|overview of|tl;?dr|give me the gist|gist of|"
+    r"compare (?:the|these|those|all|both)?\s*(?:two\s+|three\s+)?(?:papers|documents|articles))\b"
+    r"|\bwhat (?:is|are) (?:the paper|the papers|this paper|these papers) about\b",
+    re.IGNORECASE)
 
 
 def _clean(text: str) -> str:
@@ -60,12 +93,53 @@ def _premise(sentences: list[str]) -> str:
             m = _FOLLOWING.match(s.strip())
             return _clean(m.group("body") if m else s).rstrip(".")
     for s in sentences:
-        m = _WHY_PREMISE.match(s.strip())
-        if m:
-            return _clean(m.group("body"))
-        m = _SINCE_PREMISE.match(s.strip())
-        if m:
-            return _clean(m.group("body"))
+        found = presupposition(s)
+        if found:
+            return found
+    return ""
+
+
+def presupposition(question: str) -> str:
+    """What the question takes for granted, as a statement ("" for yes/no and "what is X")."""
+    q = _clean(question).rstrip("?").strip()
+    m = _SINCE_PREMISE.match(q)
+    if m:
+        return _clean(m.group("body"))
+    m = _FOLLOWING.match(q)
+    if m:
+        return presupposition(m.group("body")) or _clean(m.group("body"))
+    # A leading clause ("When a model is used as a reranker, how is ...") is context.
+    if "," in q and not re.match(r"^(?:why|how|what|which|who|when|where)\b[^,]*\?", q, re.IGNORECASE):
+        head, _, tail = q.partition(",")
+        if re.match(r"^(?:when|if|in|for|on|after|during|according to)\b", head, re.IGNORECASE) and tail.strip():
+            inner = presupposition(tail.strip())
+            return inner
+    m = _WH_AUX.match(q)
+    if m:
+        noun = m.group("noun") or ""
+        body = m.group("body")
+        return _clean(f"{body} {noun}" if noun else body)
+    m = _WHAT_NOUN_AUX.match(q)
+    if m and m.group("noun").lower() not in {"is", "are", "was", "were"}:
+        if m.group("aux").lower() in {"is", "are", "was", "were"} and len(m.group("body").split()) <= 2:
+            return ""  # "What size is it?": nothing presupposed beyond the subject
+        return _clean(f"{m.group('body')} {m.group('noun')}")
+    m = _WHAT_AUX.match(q)
+    if m:
+        return _clean(m.group("body"))
+    m = _WHO_VERB.match(q)
+    if m:
+        return _clean(f"{m.group('noun') or ''} {m.group('body')}")
+    return ""
+
+
+def clarification(question: str) -> str:
+    """ "vague", "whole_document" or "" (see the module docstring)."""
+    terms = [t for t in content_terms(question) if t not in _GENERIC]
+    if not terms:
+        return "vague"
+    if _WHOLE_DOCUMENT.search(question) and len(terms) <= 6:
+        return "whole_document"
     return ""
 
 
@@ -76,6 +150,9 @@ class RulePlanner:
         asks = [s for s in sentences if _is_question(s)] or [q]
         statements = [s for s in sentences if not _is_question(s)]
         premise = _premise(sentences)
+        clarify = clarification(q)
+        if clarify:
+            return Plan(complexity=Complexity.SIMPLE, facts=[q], sub_queries=[q], premise="", clarify=clarify)
 
         for pattern in _COMPARISONS:
             m = pattern.search(q)

@@ -1,12 +1,13 @@
 """Claim-vs-sentence scoring shared by the local auditor and its calibration (bench/calibrate_auditor.py).
 
-support = W_COVERAGE * (share of the claim's content terms in the sentence)
-        + (1 - W_COVERAGE) * (cosine similarity of the two sentence embeddings)
+support = w_coverage * (share of the claim's content terms in the sentence)
+        + (1 - w_coverage) * (cosine similarity of the two sentence embeddings)
 
-A sentence contradicts a claim when it is about the same thing (support >= CONTRADICT_MIN)
-and disagrees: a negation one side has and the other lacks, an antonym, or a different
-percentage/decimal for the same quantity. Constants come from bench/calibrate_auditor.py
-(SciFact train claims, calibration split; see docs/benchmarks.md for the held-out accuracy).
+A sentence contradicts a claim when it is about the same thing (support >= contradict_min)
+and disagrees by one of agent.local.contradiction's cues (negation scope, an alternative
+chosen instead, another number or a listed alternative in the same relation, an opposite).
+The thresholds are parameters (agent.local.auditor.AuditorParams carries the auditor's);
+bench/calibrate_auditor.py chooses them on SciFact's calibration claims only.
 """
 
 from __future__ import annotations
@@ -16,24 +17,8 @@ from typing import Literal
 
 import numpy as np
 
-from agent.local.text import (
-    antonym_clash,
-    content_terms,
-    coverage,
-    negation_count,
-    number_clash,
-    term_set,
-)
-
-# Calibrated by bench/calibrate_auditor.py (grid search on the 493 calibration claims of
-# SciFact's 809 labelled train claims; held-out accuracy 0.601 vs majority 0.411).
-W_COVERAGE = 0.5
-SUPPORT_MIN = 0.52  # below: the sentence does not speak to the claim (NEI)
-# Not fitted by SciFact (it has no "partial" label): one step of 0.1 below SUPPORT_MIN.
-PARTIAL_MIN = 0.42
-# SciFact's contradictions are mostly paraphrases with no surface cue, so the fit pushes this
-# high; the premise check uses its own, devbench-calibrated PREMISE_CONTRADICT_MIN.
-CONTRADICT_MIN = 0.78
+from agent.local.contradiction import contradiction_cue
+from agent.local.text import content_terms, coverage, term_set
 
 
 @dataclass(frozen=True)
@@ -42,23 +27,14 @@ class SentenceScore:
     support: float
     coverage: float
     similarity: float
-    contradiction: str  # "" or the cue: "negation", "antonym", "number"
-
-
-def contradiction_cue(claim: str, sentence: str) -> str:
-    if (negation_count(claim) > 0) != (negation_count(sentence) > 0):
-        return "negation"
-    if antonym_clash(claim, sentence):
-        return "antonym"
-    if number_clash(claim, sentence):
-        return "number"
-    return ""
+    contradiction: str  # "" or the cue: "negation", "alternative", "number", "substitution", "antonym"
 
 
 def score_sentences(
     claim: str, claim_vec: np.ndarray, sentences: list[str], sentence_vecs: np.ndarray,
-    *, w_coverage: float = W_COVERAGE,
+    *, w_coverage: float = 0.5, cues: bool = False, sibling_map: dict[str, set[str]] | None = None,
 ) -> list[SentenceScore]:
+    """Support of each sentence for the claim; with cues=True also its contradiction cue."""
     terms = content_terms(claim)
     sims = sentence_vecs @ claim_vec if len(sentences) else np.zeros(0)
     out = []
@@ -66,22 +42,21 @@ def score_sentences(
         cov = coverage(terms, term_set(sentence))
         sim = float(sims[i])
         support = w_coverage * cov + (1 - w_coverage) * sim
-        out.append(SentenceScore(i, support, cov, sim, contradiction_cue(claim, sentence)))
+        cue = contradiction_cue(claim, sentence, sibling_map=sibling_map) if cues else ""
+        out.append(SentenceScore(i, support, cov, sim, cue))
     return out
 
 
 def verify_claim(
-    claim: str, claim_vec: np.ndarray, sentences: list[str], sentence_vecs: np.ndarray,
-    *, w_coverage: float = W_COVERAGE, support_min: float = SUPPORT_MIN, contradict_min: float = CONTRADICT_MIN,
+    scores: list[SentenceScore], *, support_min: float, contradict_min: float, margin: float = 0.05,
 ) -> Literal["SUPPORT", "CONTRADICT", "NEI"]:
-    """SciFact-style three-way decision over one abstract (used for calibration and reporting)."""
-    scores = score_sentences(claim, claim_vec, sentences, sentence_vecs, w_coverage=w_coverage)
+    """SciFact-style three-way decision over one abstract's scored sentences (with cues)."""
     if not scores:
         return "NEI"
     best = max(scores, key=lambda s: s.support)
     if best.support < min(support_min, contradict_min):
         return "NEI"
     relevant = [s for s in scores if s.support >= contradict_min and s.contradiction]
-    if relevant and max(relevant, key=lambda s: s.support).support >= best.support - 0.05:
+    if relevant and max(relevant, key=lambda s: s.support).support >= best.support - margin:
         return "CONTRADICT"
     return "SUPPORT" if best.support >= support_min else "NEI"

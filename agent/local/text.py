@@ -1,4 +1,4 @@
-"""Text helpers for the local roles: sentences, key terms, negation, antonyms, numbers."""
+"""Text helpers for the local roles: sentences, key terms, negation words, opposites, numbers."""
 
 from __future__ import annotations
 
@@ -18,20 +18,23 @@ NEGATIONS = frozenset(
     ["not", "no", "never", "without", "neither", "nor", "none", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "hasn't", "haven't", "hadn't", "lack", "lacks", "lacking", "absence", "absent", "fail", "fails", "failed", "unable", "nothing"]
 )
 
+# General English opposites of direction, size, degree and polarity. No domain pairs
+# (pooling kinds, encodings, model parts): those differ by *substitution* in the same
+# relation, which agent.local.contradiction detects without a word list.
 _ANTONYM_PAIRS = [
     ("increase", "decrease"), ("increase", "reduce"), ("increased", "decreased"), ("increases", "decreases"),
     ("higher", "lower"), ("high", "low"), ("more", "less"), ("more", "fewer"), ("larger", "smaller"),
     ("large", "small"), ("better", "worse"), ("improve", "degrade"), ("improves", "hurts"),
-    ("improved", "degraded"), ("positive", "negative"), ("max", "mean"), ("max", "average"),
-    ("max-pooling", "mean-pooling"), ("maximum", "mean"), ("min", "max"), ("learned", "fixed"),
-    ("learned", "sinusoidal"), ("before", "after"), ("early", "late"), ("enhance", "inhibit"),
+    ("improved", "degraded"), ("positive", "negative"), ("min", "max"), ("minimum", "maximum"),
+    ("before", "after"), ("early", "late"), ("enhance", "inhibit"),
     ("enhances", "inhibits"), ("activate", "inhibit"), ("activates", "inhibits"), ("promote", "suppress"),
-    ("promotes", "suppresses"), ("up", "down"), ("upregulated", "downregulated"), ("gain", "loss"),
+    ("promotes", "suppresses"), ("upregulated", "downregulated"), ("gain", "loss"),
     ("faster", "slower"), ("outperform", "underperform"), ("outperforms", "underperforms"),
-    ("always", "never"), ("all", "none"), ("same", "different"), ("similar", "different"),
-    ("supervised", "unsupervised"), ("dense", "sparse"), ("encoder", "decoder"), ("present", "absent"),
-    ("risk", "protective"), ("harmful", "beneficial"), ("elevated", "reduced"), ("rise", "fall"),
+    ("always", "never"), ("same", "different"), ("similar", "different"),
+    ("present", "absent"), ("harmful", "beneficial"), ("elevated", "reduced"), ("rise", "fall"),
     ("safe", "unsafe"), ("effective", "ineffective"), ("required", "unnecessary"),
+    ("first", "last"), ("above", "below"), ("include", "exclude"), ("includes", "excludes"),
+    ("success", "failure"), ("succeeds", "fails"), ("accept", "reject"), ("accepted", "rejected"),
 ]
 ANTONYMS: dict[str, set[str]] = {}
 for _a, _b in _ANTONYM_PAIRS:
@@ -75,9 +78,13 @@ def is_prose(sentence: str) -> bool:
     tokens = sentence.split()
     if len(tokens) < 5:
         return False
+    # Pure symbols ("=", "±") neither count for nor against: "We used the Adam optimizer
+    # with β1 = 0.9, β2 = 0.98" is a sentence with a verb and its values.
+    tokens = [t for t in tokens if any(c.isalnum() for c in t)]
+    n = len(tokens)
     wordy = sum(1 for t in tokens if sum(c.isalpha() for c in t) >= 3 and t[0].islower())
     numeric = sum(1 for t in tokens if any(c.isdigit() for c in t))
-    return wordy >= 0.4 * len(tokens) and numeric <= 0.34 * len(tokens)
+    return (wordy >= 0.4 * n and numeric <= 0.34 * n) or (wordy >= 4 and wordy >= 0.3 * n and numeric <= 0.5 * n)
 
 
 def words(text: str) -> list[str]:
@@ -95,9 +102,10 @@ def content_terms(text: str) -> list[str]:
         if w in STOPWORDS or w in NEGATIONS or (len(w) < 2 and not w.isdigit()):
             continue
         seen.setdefault(stem(w), None)
-        # Identifiers keep their parts too ("gpt-3.5-turbo" also matches "turbo").
-        if "-" in w:
-            for part in w.split("-"):
+        # Identifiers keep their parts too ("gpt-3.5-turbo" also matches "turbo",
+        # "warmup_steps" matches "warmup" and "steps").
+        if "-" in w or "_" in w:
+            for part in re.split(r"[-_]", w):
                 if len(part) > 2 and part not in STOPWORDS:
                     seen.setdefault(stem(part), None)
     return list(seen)
@@ -124,8 +132,8 @@ def term_set(text: str) -> set[str]:
     out: set[str] = set()
     for w in words(text):
         out.add(stem(w))
-        if "-" in w:
-            out.update(stem(p) for p in w.split("-") if p)
+        if "-" in w or "_" in w:
+            out.update(stem(p) for p in re.split(r"[-_]", w) if p)
     return out
 
 
@@ -146,13 +154,6 @@ def anchor_coverage(anchors: list[str], bag: set[str]) -> float:
         if a in bag or (parts and (parts[0] in bag or stem(parts[0]) in bag)):
             found += 1
     return found / len(anchors)
-
-
-def negation_count(text: str) -> int:
-    ws = words(text)
-    n = sum(1 for w in ws if w in NEGATIONS or w.endswith("n't"))
-    n += len(re.findall(r"\b(?:rather than|instead of|not necessarily)\b", text, re.IGNORECASE))
-    return n
 
 
 def numbers(text: str) -> set[str]:
@@ -182,59 +183,3 @@ def antonym_clash(claim: str, evidence: str) -> bool:
         if opposite and w not in ew and opposite & ew and not (opposite & cw):
             return True
     return False
-
-
-def number_clash(claim: str, evidence: str) -> bool:
-    """The claim states a percentage or decimal the evidence does not, while the evidence
-    gives another one of the same kind for the same thing."""
-    cn = {n for n in numbers(claim) if "%" in n or "." in n}
-    if not cn:
-        return False
-    en = numbers(evidence)
-    if cn & en:
-        return False
-    kinds = {"%" in n for n in cn}
-    return any(("%" in n) in kinds and ("%" in n or "." in n) for n in en)
-
-
-# What a wh-question asks for, from its first words. Only the types a sentence can be
-# checked for without a parser: a "who" answer names someone, a "when" answer gives a
-# time, a "how many" answer gives a number.
-_ASKS = (
-    (re.compile(r"^\s*who\s+(\w+)", re.IGNORECASE), "entity"),
-    # "When was/did ..." asks for a time; "When a model is used as ..., how ..." does not.
-    (re.compile(r"^\s*(?:when\s+(?:was|were|did|is|are|does|do|will|has|have)|in (?:what|which) year|what year)\b",
-                re.IGNORECASE), "time"),
-    (re.compile(r"^\s*how (?:many|much)\b", re.IGNORECASE), "number"),
-)
-_YEAR_OR_MONTH = re.compile(
-    r"\b(?:1[5-9]\d\d|20\d\d|January|February|March|April|May|June|July|August|September|October|"
-    r"November|December)\b"
-)
-
-
-def offers_answer_type(question: str, sentence: str) -> bool:
-    """Whether the sentence holds the kind of answer the question asks for.
-
-    A sentence that shares every term of "Who won the 2022 World Cup?" but names no one
-    who won does not answer it. For "who", the question's verb must be in the sentence
-    (by stem) and the sentence must name something the question does not (a capitalised
-    word or acronym, other than a capitalised stopword opening the sentence); "when" needs a year or month the question
-    lacks; "how many/much" a number the question lacks. Other questions pass.
-    """
-    for pattern, kind in _ASKS:
-        match = pattern.match(question)
-        if not match:
-            continue
-        asked = term_set(question)
-        if kind == "entity":
-            verb = stem(match.group(1))
-            tokens = _WORD.findall(sentence)
-            names = {
-                stem(w) for i, w in enumerate(tokens) if w[:1].isupper() and (i > 0 or w.lower() not in STOPWORDS)
-            } - asked
-            return verb in term_set(sentence) and bool(names)
-        if kind == "time":
-            return bool({m.lower() for m in _YEAR_OR_MONTH.findall(sentence)} - {w.lower() for w in words(question)})
-        return bool(numbers(sentence) - numbers(question))
-    return True

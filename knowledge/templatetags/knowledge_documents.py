@@ -41,3 +41,17 @@ def job_label(message_key: str) -> str:
         return MESSAGE_LABELS[Message(message_key)]
     except ValueError:
         return message_key.replace("_", " ").capitalize()
+
+
+# What a citation calls its source, by media type: never "PDF" for a Markdown file.
+SOURCE_KINDS = {
+    "application/pdf": "PDF",
+    "text/markdown": "Markdown document",
+    "text/plain": "text file",
+    "text/html": "web page",
+}
+
+
+@register.filter
+def source_kind(media_type: str) -> str:
+    return SOURCE_KINDS.get(media_type, "document")

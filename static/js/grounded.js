@@ -72,7 +72,14 @@
         b.setAttribute("aria-expanded", b.getAttribute("data-panel-url") === url ? "true" : "false");
       });
       var title = panel.querySelector("#citation-panel-title");
-      if (title) { title.focus(); }
+      if (title) { title.focus({ preventScroll: true }); }
+      // The quote may sit far down a long passage; on a phone the sheet shows a few lines only.
+      var mark = content.querySelector("mark");
+      if (mark) {
+        mark.scrollIntoView({ block: "center", inline: "nearest" });
+      } else {
+        panel.scrollTop = 0;
+      }
     }).catch(function () {
       // Fall back to the full page of the citation.
       window.location.href = url;
@@ -104,6 +111,41 @@
     });
   }
 
+  // Benchmark start form: "N runs: Q questions × C configurations", kept current as boxes are ticked.
+  function runCount(form) {
+    var total = form.querySelector("[data-run-total]");
+    var formula = form.querySelector("[data-run-formula]");
+    var split = form.querySelector("select[name=split]");
+    if (!total || !formula || !split) { return; }
+    form.addEventListener("change", function () {
+      var option = split.options[split.selectedIndex];
+      var questions = option ? parseInt(option.getAttribute("data-questions"), 10) || 0 : 0;
+      var configs = form.querySelectorAll("input[name=configs]:checked").length;
+      total.textContent = (questions * configs) + " runs";
+      formula.textContent = questions + " questions \u00d7 " + configs + " configurations";
+    });
+  }
+
+  // A copy button for a read-only field (the new API token); hidden until this script runs.
+  function copyButton(button) {
+    var id = button.getAttribute("data-copy");
+    var field = document.getElementById(id);
+    var status = document.querySelector('[data-copy-status="' + id + '"]');
+    if (!field) { return; }
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var said = function (text) { if (status) { status.textContent = text; } };
+      field.select();
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(field.value).then(function () { said("Copied."); }, function () {
+          said(document.execCommand("copy") ? "Copied." : "Select the token and copy it.");
+        });
+      } else {
+        said(document.execCommand("copy") ? "Copied." : "Select the token and copy it.");
+      }
+    });
+  }
+
   document.addEventListener("click", function (event) {
     var cite = event.target.closest("button.cite");
     if (cite) { event.preventDefault(); openPanel(cite); return; }
@@ -117,5 +159,7 @@
     var run = document.getElementById("run");
     if (run && run.getAttribute("data-status-url")) { pollRun(run); }
     document.querySelectorAll("form[data-results]").forEach(searchBox);
+    document.querySelectorAll("form[data-run-count]").forEach(runCount);
+    document.querySelectorAll("button[data-copy]").forEach(copyButton);
   });
 })();

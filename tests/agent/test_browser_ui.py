@@ -102,7 +102,7 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     from agent.types import AuditStep, Outcome, PlanStep, RetrieveStep, SourceBrief, Verdict
     from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
 
-    document = make_document(collection=collection, title="Okapi at TREC-3")
+    document = make_document(collection=collection, title="Okapi at TREC-3", media_type="application/pdf")
     chunk = make_chunk(
         document=document, section_title="2 The weighting function", page_start=4, page_end=4,
         text="BM25 saturates term frequency with the constant k1, set to 1.2 in the experiments, "

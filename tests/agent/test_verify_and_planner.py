@@ -87,10 +87,10 @@ def test_it_plans_a_comparison_into_two_sub_queries():
 
 
 def test_it_takes_a_stated_claim_as_the_premise():
-    plan = RulePlanner().plan("Following InferSent, Sentence-BERT uses max-pooling by default. "
-                              "Why was max-pooling preferred?")
-    assert plan.premise == "Sentence-BERT uses max-pooling by default"
-    assert RulePlanner().plan("Why does Doc2query wrap queries in markup?").premise == "Doc2query wrap queries in markup"
+    plan = RulePlanner().plan("Following earlier parsers, Lumen strips page footers by default. "
+                              "Why was stripping preferred?")
+    assert plan.premise == "Lumen strips page footers by default"
+    assert RulePlanner().plan("Why does Lumen tag tables with markup?").premise == "Lumen tag tables with markup"
 
 
 def test_it_splits_a_two_part_question():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -321,3 +322,29 @@ def test_it_prints_the_report_of_an_earlier_run_with_charts(collection, bset, tm
     assert (tmp_path / "rates.svg").exists() and (tmp_path / "latency.svg").exists()
     with pytest.raises(CommandError, match="no benchmark run labelled"):
         call_command("benchmark", set_name="dev", report="nope")
+
+
+@pytest.mark.parametrize("category", ["=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)"])
+def test_the_csv_export_defuses_cells_that_a_spreadsheet_would_run(client, collection, alice, paper, category):
+    hostile = [{**QUESTIONS[0], "category": category}]
+    bset, _ = sb.benchmark_import(collection=collection, user=alice, name="hostile", text=json.dumps(hostile))
+    _runs(bset, configs=("agentic",))
+    client.force_login(alice)
+    response = client.get(reverse("agent:benchmark_export", args=[collection.slug, bset.pk, "l1", "csv"]))
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    cells = [row[1] for row in rows[1:] if row[1]]
+    assert cells, rows
+    # OWASP: a leading quote makes the spreadsheet show the text instead of evaluating it.
+    assert all(cell == "'" + category for cell in cells), cells
+    # Numbers stay numbers, negative ones included.
+    assert all(not c.startswith("'") for row in rows[1:] for c in row[2:])
+
+
+def test_the_start_form_defaults_to_agentic_against_hybrid_and_shows_the_run_count(client, collection, bset, alice):
+    client.force_login(alice)
+    body = client.get(reverse("agent:benchmark_set", args=[collection.slug, bset.pk])).content.decode()
+    checked = re.findall(r'<input type="checkbox" name="configs" value="([^"]+)" checked', body)
+    assert checked == ["hybrid", "agentic"] or sorted(checked) == ["agentic", "hybrid"]
+    questions = bset.questions.filter(split="test").count()
+    assert f"{questions * 2} runs" in body
+    assert f"{questions} questions \u00d7 2 configurations" in body

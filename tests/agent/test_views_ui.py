@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from agent.models import Run, RunStep
+from agent.models import OUTCOME_CHOICES, Run, RunStep
 from agent.presentation import answer_html, highlighted_html, stage_view
 from agent.types import (
     AuditStep,
@@ -37,7 +37,7 @@ def _retrieve(query: str, *chunk_ids: int) -> RetrieveStep:
 
 @pytest.fixture
 def answered(collection, alice):
-    document = make_document(collection=collection, title="Okapi at TREC")
+    document = make_document(collection=collection, title="Okapi at TREC", media_type="application/pdf")
     chunk = make_chunk(document=document, text=CHUNK_TEXT, section_title="2 Method", page_start=4, page_end=4)
     run = make_run(
         collection=collection, user=alice, answer="BM25 saturates term frequency [1]. Unknown [7].",
@@ -271,7 +271,7 @@ def test_charlie_gets_404_for_the_search_of_a_collection_he_is_not_in(client, co
 def test_quick_search_shows_the_fused_ranking_with_each_retriever_rank(client, collection, bob, password):
     from knowledge.indexing import index_rebuild
 
-    document = make_document(collection=collection, title="Okapi at TREC")
+    document = make_document(collection=collection, title="Okapi at TREC", media_type="application/pdf")
     make_chunk(document=document, text=CHUNK_TEXT, section_title="2 Method", page_start=4)
     make_chunk(document=document, text="Dense passage retrieval encodes questions with a BERT encoder.")
     # More passages, so a word found in one chunk has a positive BM25 idf.
@@ -348,3 +348,30 @@ def test_stage_summary_of_the_loop_records():
     view = stage_view("audit", audit)
     assert view.fact_labels == [("k1 value", "supported")] and view.missing == ["b value"]
     assert "Premise contradicted: It was 1994." in view.notes
+
+
+def test_one_outcome_vocabulary_across_badge_filter_and_api_docs(client, collection, alice, password):
+    """Each outcome reads the same on the run's badge, in the history filter and in the schema."""
+    _login(client, alice, password)
+    history = client.get(reverse("agent:run_history", args=[collection.slug])).content.decode()
+    schema = client.get("/api/schema/?format=json").content.decode()
+    for value, label in OUTCOME_CHOICES:
+        run = make_run(collection=collection, user=alice, status=Run.Status.DONE, outcome=value)
+        badge = client.get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+        assert re.search(rf'<span class="badge[^"]*">{re.escape(label)}</span>', badge), (value, label)
+        assert f">{label}</a>" in history, (value, label)
+        assert f"`{value}` - {label}" in schema, (value, label)
+    assert "Not answered" in dict(OUTCOME_CHOICES).values()
+
+
+def test_a_citation_of_a_text_source_is_labelled_by_its_type(client, collection, alice, password):
+    document = make_document(collection=collection, title="Notes", media_type="text/markdown")
+    chunk = make_chunk(document=document, text=CHUNK_TEXT, page_start=1, page_end=1)
+    run = make_run(collection=collection, user=alice, answer="BM25 saturates terms [1].")
+    make_citation(run=run, chunk=chunk, marker=1, quote=QUOTE)
+    body = _login(client, alice, password).get(
+        reverse("agent:citation_panel", args=[run.pk, 1]), {"fragment": "1"}
+    ).content.decode()
+    assert "PDF" not in body and "Page 1" not in body and "Markdown document" in body
+    text_url = reverse("knowledge:document_text", args=[document.pk])
+    assert f'href="{text_url}?chunk={chunk.pk}&amp;quote=' in body and "#passage" in body

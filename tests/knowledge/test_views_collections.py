@@ -126,3 +126,77 @@ def test_login_page_and_password_change_render(client, alice, password):
     assert client.get(reverse("login")).status_code == 200
     _login(client, alice, password)
     assert client.get(reverse("password_change")).status_code == 200
+
+
+def _messages(response) -> list[str]:
+    return [str(m) for m in response.context["messages"]]
+
+
+def test_a_collection_named_like_a_route_word_gets_a_slug_that_opens(client, alice, password):
+    _login(client, alice, password)
+    response = client.post(reverse("knowledge:collection_create"), {"name": "New"}, follow=True)
+    collection = Collection.objects.get(name="New")
+    assert collection.slug != "new"
+    assert response.status_code == 200
+    assert response.context["collection"] == collection
+    # The create form is still the create form.
+    assert "collection" not in client.get(reverse("knowledge:collection_create")).context
+
+
+def test_the_team_choice_lists_only_teams_the_owner_belongs_to(client, collection, alice, charlie, password):
+    services.team_create(name="Secret lab", user=charlie)
+    services.team_create(name="Alice group", user=alice)
+    _login(client, alice, password)
+    body = client.get(reverse("knowledge:collection_detail", kwargs={"slug": collection.slug})).content.decode()
+    assert "Alice group" in body
+    assert "Secret lab" not in body
+
+
+def test_granting_a_role_to_a_team_the_owner_is_not_in_is_refused(client, collection, alice, charlie, password):
+    from knowledge.models import TeamAccess
+
+    foreign = services.team_create(name="Secret lab", user=charlie)
+    _login(client, alice, password)
+    client.post(
+        reverse("knowledge:team_access_set", kwargs={"slug": collection.slug}),
+        {"team": foreign.slug, "role": "editor"},
+    )
+    assert not TeamAccess.objects.filter(team=foreign).exists()
+    assert collection not in selectors.collection_list(user=charlie)
+
+
+@pytest.mark.parametrize("where", ["team", "collection"])
+def test_adding_an_unknown_username_answers_exactly_like_a_known_one(client, collection, alice, charlie, password, where):
+    team = services.team_create(name="IR group", user=alice)
+    _login(client, alice, password)
+    if where == "team":
+        url = reverse("knowledge:team_detail", kwargs={"slug": team.slug})
+        form = {}
+    else:
+        url = reverse("knowledge:member_set", kwargs={"slug": collection.slug})
+        form = {"role": "viewer"}
+    known = client.post(url, {**form, "username": "charlie"}, follow=True)
+    unknown = client.post(url, {**form, "username": "nobody42"}, follow=True)
+    assert known.status_code == unknown.status_code == 200
+    assert [m.replace("charlie", "X") for m in _messages(known)] == [
+        m.replace("nobody42", "X") for m in _messages(unknown)
+    ]
+
+
+def test_the_last_team_admin_cannot_demote_themself(client, alice, bob, password):
+    from django.core.exceptions import ValidationError
+
+    from knowledge.models import TeamMembership
+
+    team = services.team_create(name="IR group", user=alice)
+    services.team_member_add(team=team, user=bob)
+    with pytest.raises(ValidationError):
+        services.team_member_add(team=team, user=alice, is_admin=False)
+    _login(client, alice, password)
+    response = client.post(reverse("knowledge:team_detail", kwargs={"slug": team.slug}), {"username": "alice"}, follow=True)
+    assert TeamMembership.objects.get(team=team, user=alice).is_admin
+    assert any("at least one admin" in m for m in _messages(response))
+    # With a second admin, the first may step down.
+    services.team_member_add(team=team, user=bob, is_admin=True)
+    services.team_member_add(team=team, user=alice, is_admin=False)
+    assert not TeamMembership.objects.get(team=team, user=alice).is_admin

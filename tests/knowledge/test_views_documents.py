@@ -100,3 +100,34 @@ def test_delete_and_retry_from_the_page(client, collection, alice, password, set
     assert document.jobs.count() == 2
     response = client.post(reverse("knowledge:document_delete", args=[document.pk]), follow=True)
     assert "was deleted" in response.content.decode() and not Document.objects.exists()
+
+
+def test_the_text_of_a_markdown_source_shows_each_passage_once_with_the_cited_one_marked(client, collection, alice):
+    from tests.conftest import ingest_markdown
+
+    body = "\n\n".join(f"## Part {n}\n\n" + " ".join(f"Fact {n}.{k} about fusion." for k in range(40)) for n in range(6))
+    document = ingest_markdown(collection, alice, "notes.md", f"# Notes\n\n{body}\n")
+    chunks = list(document.chunks.order_by("ordinal"))
+    assert len(chunks) > 2, "the test needs a document of several chunks"
+    cited = chunks[len(chunks) // 2]
+    quote = cited.text.split(". ")[1]
+    client.force_login(alice)
+    page = client.get(reverse("knowledge:document_text", args=[document.pk]), {"chunk": cited.pk, "quote": quote})
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert html.count('id="passage"') == 1
+    passage = html.split('id="passage"', 1)[1].split("</section>", 1)[0]
+    assert f"<mark>{quote}</mark>" in passage
+    # Overlaps are not repeated: every fact appears once on the page.
+    for n in range(6):
+        for k in range(40):
+            assert html.count(f"Fact {n}.{k} about") == 1, (n, k)
+
+
+def test_the_text_page_escapes_the_document(client, collection, alice):
+    from tests.conftest import ingest_markdown
+
+    document = ingest_markdown(collection, alice, "x.md", "# X\n\nA <script>alert(1)</script> paragraph.\n")
+    client.force_login(alice)
+    html = client.get(reverse("knowledge:document_text", args=[document.pk])).content.decode()
+    assert "<script>alert(1)" not in html and "&lt;script&gt;" in html

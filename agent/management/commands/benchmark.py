@@ -13,6 +13,7 @@ import time
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Count
 from django.urls import reverse
 
 from agent import services_benchmark as sb
@@ -50,6 +51,22 @@ def report_table(report) -> str:
                  str(m.llm_calls), str(m.tokens), f"{m.cost_usd:.4f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def split_note(bset: BenchmarkSet, split: str) -> str:
+    """Which questions these figures come from: a set with a calibration split (the local
+    roles' thresholds were chosen on it, agent.local.calibration) is reported per split."""
+    from agent.local.calibration import CALIBRATION
+
+    counts = dict(bset.questions.values_list("split").annotate(n=Count("id")).values_list("split", "n"))
+    others = ", ".join(f"{k} ({n})" for k, n in sorted(counts.items()) if k != split)
+    if split == CALIBRATION:
+        return (f"Split {split!r} ({counts.get(split, 0)} questions) is the one thresholds were calibrated on: "
+                "its figures are in-sample.")
+    if CALIBRATION in counts:
+        return (f"Split {split!r} ({counts.get(split, 0)} questions) was held out from calibration; "
+                f"other splits: {others} (run them with --split).")
+    return f"Split {split!r}: {counts.get(split, 0)} questions" + (f"; other splits: {others}." if others else ".")
 
 
 class Command(BaseCommand):
@@ -118,6 +135,7 @@ class Command(BaseCommand):
             raise CommandError(" ".join(exc.messages)) from None
         total = len(runs)
         self.stdout.write(f"Benchmark {label}: {total} runs ({', '.join(configs)}) on split {opts['split']}.")
+        self.stdout.write(split_note(bset, opts["split"]))
         brs = list(sb.benchmark_runs(benchmark_set=bset, labels=[label]))
         if opts["in_process"]:
             self._bar(0, total)
@@ -155,6 +173,7 @@ class Command(BaseCommand):
         if failed:
             self.stderr.write(self.style.WARNING(f"{failed} runs failed."))
         report = sb.benchmark_report(brs=brs)
+        self.stdout.write(split_note(brs[0].benchmark_set, brs[0].split))
         self.stdout.write(report_table(report))
         if opts["charts"]:
             self._write_charts(report, opts["charts"])

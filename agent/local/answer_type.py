@@ -1,0 +1,106 @@
+"""What kind of answer a need asks for, and how well a sentence offers it.
+
+The auditor ranks sentences by support (they speak to the need) *and* by answer fit
+(they hold the kind of thing asked for): "How many warmup steps ..." wants a number next
+to "warmup steps", not the sentence that best paraphrases the question.
+
+Kinds: number, time, name, reason, method, yesno, definition, other. The focus is the
+noun phrase the wh-word asks about ("how many *warmup steps*", "which *retriever*").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agent.local.text import content_terms, numbers, term_set, words
+
+_AUX = r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|should|may|might|must)"
+_YEAR_OR_MONTH = re.compile(
+    r"\b(?:1[5-9]\d\d|20\d\d|January|February|March|April|May|June|July|August|September|October|"
+    r"November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Mondays|Tuesdays|Wednesdays|"
+    r"Thursdays|Fridays|Saturdays|Sundays|daily|weekly|monthly|yearly|annually|(?:every|each|per|a|once a|twice a) (?:day|week|month|year)|"
+    r"(?:before|after|during|until|since) [A-Za-z]+)\b"
+)
+_NUMBER_NOUNS = {"number", "percentage", "fraction", "share", "proportion", "ratio", "size", "value", "temperature",
+                 "score", "rate", "dimension", "dimensionality", "length", "count", "amount", "accuracy", "cost",
+                 "stride", "budget", "learning", "batch"}
+_REASON = re.compile(r"\b(?:because|since|due to|owing to|as a result|so that|in order to|to avoid|to ensure|"
+                     r"to prevent|to make|to allow|therefore|thus|hence|this is why|leads? to|allows?|enables?|"
+                     r"motivat\w*|reason|caus\w*|which helps?)\b", re.IGNORECASE)
+_METHOD = re.compile(r"\b(?:by|using|via|through|with|we use|is computed|are computed|is obtained|consists? of|"
+                     r"first|then|appl(?:y|ies|ied)|train\w*|fine-tun\w*|feed\w*|takes?|uses?|maps?|"
+                     r"comput\w*|combin\w*|filter\w*|select\w*)\b", re.IGNORECASE)
+_DEFINES = re.compile(r"\b(?:is|are|refers? to|denotes?|measures?|means?|defined as|stands? for|is the)\b",
+                      re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Need:
+    kind: str = "other"
+    focus: list[str] = field(default_factory=list)  # stemmed focus terms
+
+
+def need_of(question: str) -> Need:
+    q = question.strip()
+    low = q.lower()
+    m = re.match(rf"^how (?:many|much)\s+(?P<noun>[\w\-\s]+?)\s+{_AUX}\b", low) or \
+        re.match(r"^how (?:many|much)\s+(?P<noun>[\w\-]+(?:\s+[\w\-]+)?)", low)
+    if m:
+        return Need("number", content_terms(m.group("noun")))
+    if re.match(r"^how often\b", low):
+        return Need("time", [])
+    if re.match(r"^how (?:large|big|long|small|fast|high|low)\b", low):
+        return Need("number", [])
+    if re.match(rf"^(?:when\s+{_AUX}\b|in (?:what|which) year|what year)", low):
+        return Need("time", [])
+    if re.match(r"^why\b", low):
+        return Need("reason", [])
+    if re.match(r"^who\b", low):
+        return Need("name", [])
+    m = re.match(rf"^(?:what|which)\s+(?P<noun>(?:[\w\-]+\s+){{0,2}}?[\w\-]+)\s+(?:{_AUX}|of)\b", low)
+    if m and m.group("noun") not in {"is", "are", "was", "were"}:
+        noun = m.group("noun")
+        focus = content_terms(noun)
+        if set(noun.split()) & _NUMBER_NOUNS:
+            return Need("number", focus)
+        return Need("name", focus)
+    if re.match(r"^what\s+(?:is|are|was|were)\b|^what does\s+.+\s+(?:measure|mean|stand for|refer to)\b", low):
+        return Need("definition", [])
+    if re.match(r"^how\b", low):
+        return Need("method", [])
+    if re.match(rf"^{_AUX}\b", low):
+        return Need("yesno", [])
+    return Need("other", [])
+
+
+def offers(need: Need, question: str, sentence: str, *, context: str = "") -> float:
+    """How well the sentence holds the kind of answer needed, in [0, 1]; 0 rules it out.
+    `context` (the sentence before) may carry the focus: "We try three pooling strategies.
+    The default is MEAN." names the default pooling strategy."""
+    # "How many warmup steps": a sentence about neither warmup nor steps gives no such number.
+    focus_ok = not need.focus or bool(set(need.focus) & (term_set(sentence) | term_set(context)))
+    if need.kind == "number":
+        fresh = numbers(sentence) - numbers(question)
+        # Spelled numbers count too ("eight heads").
+        spelled = {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "sixteen",
+                   "hundred", "thousand", "million", "half", "twice"} & set(words(sentence))
+        if not fresh and not spelled:
+            return 0.0
+        return 1.0 if focus_ok else 0.3
+    if need.kind == "time":
+        asked = {w.lower() for w in words(question)}
+        return 1.0 if {m.lower() for m in _YEAR_OR_MONTH.findall(sentence)} - asked else 0.0
+    if need.kind == "name":
+        asked = term_set(question)
+        tokens = re.findall(r"[A-Za-z][\w\-\.]*", sentence)
+        names = {t for i, t in enumerate(tokens) if (t[:1].isupper() and i > 0) or any(c.isupper() for c in t[1:])}
+        fresh = {n for n in names if not term_set(n) <= asked}
+        return (1.0 if fresh else 0.5) * (1.0 if focus_ok else 0.5)
+    if need.kind == "reason":
+        return 1.0 if _REASON.search(sentence) else 0.4
+    if need.kind == "method":
+        return 1.0 if _METHOD.search(sentence) else 0.5
+    if need.kind == "definition":
+        return 1.0 if _DEFINES.search(sentence) else 0.5
+    return 1.0

@@ -1,0 +1,197 @@
+"""Does a sentence contradict a claim (a question's premise, or another sentence)?
+
+Surface cues only (no NLI model ships inside a PyPI package), but general ones rather
+than a word list fitted to a benchmark:
+
+- negation scope: the sentence negates one of the claim's own terms ("we do not use X",
+  "without X", "X is not ...") while the claim asserts it;
+- alternatives: the sentence says the claim's term was set aside for another one
+  ("A instead of / rather than / in place of B", "replacing B with A", "not B but A",
+  "dispensing with B");
+- substitution: the sentence holds the claim's relation but another value in its place,
+  where "another value" is a number of the same kind next to the same word, or a term
+  that the evidence itself lists as an alternative of the claim's term (siblings in a
+  coordination: "MEAN-strategy ... and MAX-strategy", "A, B or C");
+- opposites of direction and degree (increase/decrease, higher/lower; agent.local.text).
+
+Each cue needs the sentence to be about the claim (the auditor checks relevance with its
+calibrated threshold); the cue only says how it disagrees.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from agent.local.text import NEGATIONS, STOPWORDS, antonym_clash, numbers, stem, words
+
+_SCOPE = 5  # content words after a negation that it covers
+_CLAUSE_END = re.compile(r"[,;:()]|\b(?:but|while|whereas|although)\b")
+_ALTERNATIVE = [
+    # (pattern, which group is chosen, which is rejected)
+    (re.compile(r"(?P<a>[^,;:()]{3,80}?)\s+(?:instead of|rather than|in place of|as opposed to)\s+"
+                r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
+    (re.compile(r"\breplac(?:e|es|ed|ing)\s+(?P<b>[^,;:()]{3,80}?)\s+(?:with|by)\s+(?P<a>[^,;:().]{3,80})",
+                re.IGNORECASE), "a", "b"),
+    (re.compile(r"\bnot\s+(?P<b>[^,;:()]{3,60}?)\s*,?\s+but\s+(?P<a>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
+    (re.compile(r"\b(?:dispens(?:e|es|ed|ing)|do(?:es)? away|did away|doing away)\s+with\s+(?P<b>[^,;:().]{3,80})",
+                re.IGNORECASE), "", "b"),
+]
+_NUMBER_TOKEN = re.compile(r"^\d+(?:[.,]\d+)*%?$")
+
+
+def _content(text: str) -> list[str]:
+    return [stem(w) for w in words(text) if w not in STOPWORDS and w not in NEGATIONS and len(w) > 1]
+
+
+def _stems(text: str) -> set[str]:
+    out: set[str] = set()
+    for w in words(text):
+        if w in STOPWORDS or w in NEGATIONS:
+            continue
+        out.add(stem(w))
+        if "-" in w or "_" in w:
+            out.update(stem(p) for p in re.split(r"[-_]", w) if len(p) > 1)
+    return out
+
+
+def negated_stems(text: str) -> set[str]:
+    """Stems inside the scope of a negation: up to _SCOPE content words after it, within its clause."""
+    out: set[str] = set()
+    for clause in _CLAUSE_END.split(text):
+        ws = words(clause)
+        for i, w in enumerate(ws):
+            if w in NEGATIONS or w.endswith("n't"):
+                taken = 0
+                for nxt in ws[i + 1:]:
+                    if nxt in STOPWORDS or nxt in NEGATIONS:
+                        continue
+                    out.add(stem(nxt))
+                    for part in re.split(r"[-_]", nxt):
+                        if len(part) > 1:
+                            out.add(stem(part))
+                    taken += 1
+                    if taken >= _SCOPE:
+                        break
+    return out
+
+
+def _head(phrase: str, *, last: bool) -> set[str]:
+    """The content words of `phrase` next to the connective: the 2 before it ("trained with
+    plain SGD rather than") or the 3 after it ("instead of greedy decoding")."""
+    terms = _content(phrase)
+    return set(terms[-2:] if last else terms[:3])
+
+
+def alternatives(text: str) -> list[tuple[set[str], set[str]]]:
+    """(chosen, rejected) term sets the text states ("A instead of B" -> ({A}, {B}))."""
+    out = []
+    for pattern, chosen, rejected in _ALTERNATIVE:
+        for m in pattern.finditer(text):
+            a = _head(m.group(chosen), last=True) if chosen else set()
+            b = _head(m.group(rejected), last=False)
+            if b:
+                out.append((a, b))
+    return out
+
+
+def siblings(texts: Iterable[str]) -> dict[str, set[str]]:
+    """Terms the texts list as alternatives of one another: coordinations ("A, B and C",
+    "A or B", "A vs B") and parallel compounds ("MEAN-strategy", "MAX-strategy")."""
+    out: dict[str, set[str]] = {}
+
+    def link(group: list[str]) -> None:
+        group = [g for g in dict.fromkeys(group) if g and g not in STOPWORDS]
+        for g in group:
+            out.setdefault(g, set()).update(x for x in group if x != g)
+
+    for text in texts:
+        lowered = text.lower()
+        for m in re.finditer(r"\b([a-z][\w\-]*)\s*(?:,\s*([a-z][\w\-]*)\s*)*,?\s+(?:and|or|vs\.?|versus)\s+"
+                             r"([a-z][\w\-]*)", lowered):
+            items = re.findall(r"[a-z][\w\-]*", m.group(0))
+            link([stem(i) for i in items if i not in {"and", "or", "vs", "versus"}])
+        # Parallel compounds share a head: "mean-strategy" and "max-strategy".
+        heads: dict[str, list[str]] = {}
+        for w in re.findall(r"\b([a-z0-9]+)-([a-z]+)\b", lowered):
+            heads.setdefault(w[1], []).append(stem(w[0]))
+        for group in heads.values():
+            if len(set(group)) > 1:
+                link(group)
+    return out
+
+
+def _number_neighbours(text: str) -> dict[str, set[str]]:
+    """Each number of the text with the content words right next to it ("4000 warmup steps")."""
+    ws = [w for w in words(text) if w not in STOPWORDS]
+    out: dict[str, set[str]] = {}
+    for i, w in enumerate(ws):
+        if _NUMBER_TOKEN.match(w.rstrip(".")):
+            near = {stem(x) for x in ws[max(0, i - 2):i] + ws[i + 1:i + 3] if not _NUMBER_TOKEN.match(x)}
+            out.setdefault(w.rstrip(".").replace(",", ""), set()).update(near)
+    return out
+
+
+def number_substitution(claim: str, sentence: str) -> bool:
+    """The claim gives a number the sentence lacks, and the sentence puts another number
+    next to the same word ("8 heads" against "16 heads"; "28.4 BLEU" against "41.0 BLEU")."""
+    claim_nums = _number_neighbours(claim)
+    if not claim_nums:
+        return False
+    sent_nums = _number_neighbours(sentence)
+    present = numbers(sentence)
+    for value, near in claim_nums.items():
+        if value in present or value.rstrip("%") in present:
+            continue
+        for other, other_near in sent_nums.items():
+            if other != value and near & other_near and ("%" in other) == ("%" in value):
+                return True
+    return False
+
+
+def term_substitution(claim: str, sentence: str, sibling_map: dict[str, set[str]], *,
+                      context: str = "") -> bool:
+    """The sentence states the claim's relation with a sibling of one of its terms in its
+    place: a claim term missing from the sentence, a listed alternative of it present,
+    and the rest of the claim covered by the sentence and its context (the previous
+    sentence and the document title)."""
+    claim_terms = set(_content(claim))
+    sent = _stems(sentence)
+    bag = sent | _stems(context)
+    for term in claim_terms - sent:
+        rivals = (sibling_map.get(term, set()) & sent) - claim_terms
+        if not rivals:
+            continue
+        rest = claim_terms - {term}
+        if rest and len(rest & bag) / len(rest) >= 0.6:
+            return True
+    return False
+
+
+def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[str]] | None = None,
+                      context: str = "") -> str:
+    """How the sentence disagrees with the claim: "negation", "alternative", "number",
+    "substitution", "antonym", or "" when no cue is found."""
+    claim_terms = set(_content(claim))
+    claim_negated = negated_stems(claim)
+    asserted = claim_terms - claim_negated
+    # A claim's own "A instead of B" asserts A, not B.
+    for chosen, rejected in alternatives(claim):
+        asserted -= rejected
+    # The more specific cue first: "not by A but by B" is an alternative, not just a negation.
+    for chosen, rejected in alternatives(sentence):
+        if rejected & asserted and not (chosen & asserted):
+            return "alternative"
+    sent_negated = negated_stems(sentence)
+    # The sentence negates something the claim asserts, and the claim negates nothing there.
+    hit = (asserted & sent_negated) - claim_negated
+    # One shared common word is weak: a negated name or two negated words are needed.
+    if hit and (len(hit) >= 2 or any(any(c.isdigit() for c in h) or len(h) > 6 for h in hit)):
+        return "negation"
+    if number_substitution(claim, sentence):
+        return "number"
+    if sibling_map and term_substitution(claim, sentence, sibling_map, context=context):
+        return "substitution"
+    if antonym_clash(claim, sentence):
+        return "antonym"
+    return ""

@@ -1,0 +1,22 @@
+"""Fixtures for the local roles: the real offline embedder (no database) and a Source maker."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.types import Source
+
+
+@pytest.fixture(scope="session")
+def embed():
+    """The project's local sentence embedder, called directly (no EmbeddingCache, no database)."""
+    from agent.local.embed import cached
+    from knowledge.embeddings import get_embedder
+
+    return cached(get_embedder("local").embed)
+
+
+def make_source(chunk_id: int, text: str, *, title: str = "A Study of Widget Parsers", document_id: int = 1,
+                section: str = "") -> Source:
+    return Source(chunk_id=chunk_id, document_id=document_id, document_title=title, text=text, section=section,
+                  query="test query")

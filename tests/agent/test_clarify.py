@@ -1,0 +1,82 @@
+"""A vague question ends CLARIFY: the run stores rephrasings built from the collection, the
+API returns them and the run page offers each as a button that asks it."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from agent import services, tasks
+from agent.models import Run
+from agent.types import Outcome
+from knowledge.indexing import index_rebuild
+from tests.factories import make_chunk, make_document
+
+pytestmark = pytest.mark.django_db
+
+TEXTS = [
+    ("Lumen: Parsing Scanned Receipts", "lumen.pdf", "4 Results",
+     "Lumen reaches 91.2% field accuracy on the receipt test set. The results hold across three scanners."),
+    ("The Harrow Benchmark", "harrow.pdf", "3 Evaluation",
+     "Harrow measures how often a parser recovers every field of a receipt. Results are averaged over five seeds."),
+]
+
+
+@pytest.fixture
+def indexed(collection):
+    for title, name, section, text in TEXTS:
+        doc = make_document(collection=collection, title=title, original_name=name)
+        make_chunk(document=doc, text=text, section_title=section)
+    index_rebuild(collection=collection)
+    collection.refresh_from_db()
+    return collection
+
+
+def _answer(collection, user, question: str) -> Run:
+    run = services.run_create(collection=collection, user=user, question=question, enqueue=False)
+    tasks.answer_run(run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.DONE, run.error
+    return run
+
+
+def test_a_vague_question_asks_which_result_is_meant(indexed, alice, client):
+    run = _answer(indexed, alice, "what about the results?")
+    assert run.outcome == Outcome.CLARIFY and run.verdict == "CLARIFY"
+    assert 2 <= len(run.suggestions) <= 4
+    assert any("Lumen" in s for s in run.suggestions) and any("Harrow" in s for s in run.suggestions)
+    assert not run.citations.exists()
+
+    client.force_login(alice)
+    page = client.get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+    assert "Which one do you mean?" in page
+    ask_url = reverse("agent:collection_ask", args=[indexed.slug])
+    assert page.count(f'action="{ask_url}"') >= len(run.suggestions)
+    # Clicking a rephrasing asks it as a new run of the same configuration.
+    response = client.post(ask_url, {"question": run.suggestions[0], "config": run.config_name})
+    new = Run.objects.exclude(pk=run.pk).get()
+    assert response.status_code == 302 and new.question == run.suggestions[0] and new.config_name == run.config_name
+
+
+def test_the_api_returns_the_rephrasings(indexed, alice):
+    from rest_framework.test import APIClient
+
+    run = _answer(indexed, alice, "summarize it")
+    api = APIClient()
+    api.force_authenticate(alice)
+    body = api.get(reverse("api:run_detail", kwargs={"pk": run.pk})).json()
+    assert body["outcome"] == "CLARIFY"
+    assert body["suggestions"] == run.suggestions and len(body["suggestions"]) >= 2
+
+
+def test_a_whole_paper_summary_says_what_the_offline_backend_cannot_do(indexed, alice):
+    run = _answer(indexed, alice, "Summarize the Lumen paper.")
+    assert run.outcome == Outcome.CLARIFY
+    assert "cannot summarise" in run.answer and "not enough evidence" not in run.answer
+
+
+def test_the_ask_form_says_what_the_offline_backend_does(indexed, alice, client, settings):
+    settings.LLM_BACKEND = "local"
+    client.force_login(alice)
+    page = client.get(reverse("knowledge:collection_detail", args=[indexed.slug])).content.decode()
+    assert "quoted verbatim" in page and "does not summarise" in page
