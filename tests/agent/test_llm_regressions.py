@@ -131,7 +131,7 @@ def test_the_issue_replay_never_ends_with_the_wrong_numbers(attention, fake_open
 
     for wrong in ("12 layers", "768", "24 layers"):
         assert wrong not in run.answer, run.answer
-    assert run.outcome in (Run.Outcome.PARTIAL, Run.Outcome.REFUSAL) or run.citations.exists()
+    assert run.outcome in (Outcome.PARTIAL, Outcome.REFUSAL) or run.citations.exists()
     _numbers_in_answer_are_cited(run)
     # The guesses never became facts to check, and the echoed description no premise.
     plan = run.steps.get(kind="plan").output
@@ -179,7 +179,7 @@ def test_a_model_that_cites_the_right_sentences_answers_with_the_right_numbers(a
     run = _run(collection, user, COMPARE, config="agentic_no_retry")
 
     # The big model's d_model is only in Table 3's rows, which are not prose: partial.
-    assert run.outcome == Run.Outcome.PARTIAL, (run.answer, run.steps.get(kind="verify").output)
+    assert run.outcome == Outcome.PARTIAL, (run.answer, run.steps.get(kind="verify").output)
     assert "N = 6" in run.answer and "dmodel = 512" in run.answer
     _numbers_in_answer_are_cited(run)
     assert all(c.verified for c in run.citations.all())
