@@ -372,10 +372,16 @@ def support(sentence: str, quotes: Sequence[str], *, context: str = "", question
     text = sentence
     # A sentence that embeds its quote verbatim ("the source says "..."") asserts the quote;
     # only the rest of it is checked.
+    embedded = False
     for q in quotes:
         pos = find_quote(q, text)
         if pos >= 0 and len(q) > 20:
             text = (text[:pos] + " " + text[pos + len(q):]).strip()
+            embedded = True
+    if allow_question_numbers and embedded and not question:
+        # A premise correction quoting its evidence, checked without the question: the rest
+        # restates the premise it denies, which only the question could vouch for.
+        return SupportResult(True, "premise correction quoting its evidence")
     numbers = missing_numbers(text, evidence, allowed=question if allow_question_numbers else "")
     if numbers:
         return SupportResult(False, f"states {', '.join(numbers)}, which its quoted evidence does not")
