@@ -9,10 +9,17 @@ Failure policy, so that a run never hangs and always ends with a reason:
   transient: retried with exponential backoff and full jitter (Retry-After honoured, capped),
   at most `max_retries` times and never past `budget_seconds` for the whole call.
 - Other 4xx (bad key, unknown model, bad request) are permanent: no retry.
-- Structured output asks for `response_format: json_schema` (strict). A server that rejects
-  json_schema with a 400 is asked again in JSON mode with the schema in the prompt, and the
-  client remembers that for its later calls. A reply that does not validate against the
-  pydantic schema gets one repair request showing the error; a second bad reply is an error.
+- Structured output asks for `response_format: json_schema` (strict) with bounded strings and
+  arrays (`maxLength`/`maxItems`, which llama.cpp's grammar compiler enforces), and sends a
+  `max_tokens` sized from the schema (`max_tokens_for`), so a small model cannot run on
+  inside a string. A server that rejects json_schema with a 400 is asked again in JSON mode
+  with the schema in the prompt, and that is remembered per server and model for the
+  process. A reply that does not validate against the pydantic schema gets one repair
+  request showing the error; a second bad reply is an error.
+- A reply cut at `max_tokens` (finish_reason "length") is an error at once (kind
+  "truncated"): the same greedy request would be cut the same way again.
+- A reply field that repeats the instructions (a schema description or a line of the task)
+  instead of filling them in is blanked (`blank_echoes`).
 - Every failure is an `LLMError` whose message a person can read and whose `usage` holds
   what was spent before it failed, so the run records it as FAILED with that reason.
 """
@@ -47,7 +54,7 @@ class LLMError(Exception):
     """The LLM could not produce a usable reply; `str(err)` is the reason a run shows.
 
     `kind` is one of: timeout, rate_limited, server_error, bad_reply, refused, rejected,
-    budget. `usage` counts the completions that were billed before the failure.
+    budget, truncated. `usage` counts the completions that were billed before the failure.
     """
 
     def __init__(self, message: str, *, kind: str, usage: Usage | None = None, attempts: int = 0,
@@ -111,6 +118,106 @@ def schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
     }
 
 
+def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return defs[ref.rsplit("/", 1)[1]]
+    return node
+
+
+def json_chars_bound(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> int | None:
+    """The most characters a compact JSON value of this schema can take; None if unbounded
+    (a string without maxLength, an array without maxItems)."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    node = _resolve(schema, defs)
+    if "enum" in node:
+        return max(len(json.dumps(v)) for v in node["enum"])
+    if "const" in node:
+        return len(json.dumps(node["const"]))
+    if "anyOf" in node:
+        bounds = [json_chars_bound(n, defs) for n in node["anyOf"]]
+        return None if None in bounds else max(b for b in bounds if b is not None)
+    kind = node.get("type")
+    if kind == "string":
+        # Escapes (\" \n) can double a character; small models rarely write them.
+        return node["maxLength"] + 2 if "maxLength" in node else None
+    if kind == "integer":
+        return 6
+    if kind == "number":
+        return 10
+    if kind == "boolean":
+        return 5
+    if kind == "null":
+        return 4
+    if kind == "array":
+        item = json_chars_bound(node.get("items", {}), defs)
+        if item is None or "maxItems" not in node:
+            return None
+        return 2 + node["maxItems"] * (item + 1)
+    if kind == "object":
+        total = 2
+        for key, sub in node.get("properties", {}).items():
+            bound = json_chars_bound(sub, defs)
+            if bound is None:
+                return None
+            total += len(key) + 4 + bound
+        return total
+    return None
+
+
+def max_tokens_for(schema: type[BaseModel], *, floor: int = 64, cap: int = 4096) -> int:
+    """`max_tokens` for a reply of this schema: its longest compact JSON at 3 characters per
+    token (JSON punctuation and numbers tokenise worse than prose's 4), plus room for the
+    whitespace a grammar allows between fields. Unbounded schemas get `cap`."""
+    full = schema.model_json_schema()
+    chars = json_chars_bound(full)
+    if chars is None:
+        return cap
+    fields = json.dumps(full).count('"type"')
+    return max(floor, min(cap, chars // 3 + 2 * fields + 16))
+
+
+def _descriptions(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        out = [node["description"]] if isinstance(node.get("description"), str) else []
+        for value in node.values():
+            out.extend(_descriptions(value))
+        return out
+    if isinstance(node, list):
+        return [d for v in node for d in _descriptions(v)]
+    return []
+
+
+def _squash(text: str) -> str:
+    return " ".join("".join(c.lower() if c.isalnum() else " " for c in text).split())
+
+
+def blank_echoes(value: Any, instructions: Sequence[str], *, min_words: int = 4) -> Any:
+    """`value` (parsed JSON) with every string that merely repeats the instructions emptied
+    and such list items removed. A string echoes when, squashed to lower-case words, it has
+    at least `min_words` words and occurs inside one instruction text (a schema description,
+    the task), ignoring a trailing "..." ellipsis a model may add."""
+    squashed = [_squash(t) for t in instructions if t]
+
+    def echoes(text: str) -> bool:
+        words = _squash(text.rstrip(" .…")).split()
+        if len(words) < min_words:
+            return False
+        needle = " ".join(words)
+        return any(needle in hay for hay in squashed)
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return "" if echoes(v) else v
+        if isinstance(v, list):
+            return [walk(x) for x in v if not (isinstance(x, str) and echoes(x))]
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        return v
+
+    return walk(value)
+
+
 def _extract_json(text: str) -> str:
     """The JSON object inside a reply: small local models like to wrap it in ``` fences."""
     stripped = text.strip()
@@ -121,6 +228,11 @@ def _extract_json(text: str) -> str:
     if start != -1 and end > start:
         return stripped[start : end + 1]
     return stripped
+
+
+# Server (base URL, model) -> the structured-output mode it accepts, learnt from a 400.
+_FORMAT_MODES: dict[tuple[str, str], str] = {}
+_FORMAT_LOCK = threading.Lock()
 
 
 class LLMClient:
@@ -147,18 +259,32 @@ class LLMClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
-        # The best structured-output mode the server accepted: json_schema, json_object, none.
-        self._format_mode = "json_schema"
+        # The best structured-output mode the server accepted: json_schema, json_object, none;
+        # learnt once per server and model for the process (see _FORMAT_MODES).
+        self._mode_key = (config.base_url or "https://api.openai.com/v1", config.model)
 
     @classmethod
     def from_settings(cls, **kwargs: Any) -> LLMClient:
         return cls(LLMSettings.from_django(), **kwargs)
 
+    @property
+    def _format_mode(self) -> str:
+        with _FORMAT_LOCK:
+            return _FORMAT_MODES.get(self._mode_key, "json_schema")
+
+    @_format_mode.setter
+    def _format_mode(self, mode: str) -> None:
+        with _FORMAT_LOCK:
+            _FORMAT_MODES[self._mode_key] = mode
+
     # -- plain chat ------------------------------------------------------------------
 
     def chat(self, messages: Sequence[Message], *, response_format: dict[str, Any] | None = None,
-             temperature: float = 0.0) -> tuple[str, Usage]:
-        """The assistant's reply text and its usage, retrying transient failures."""
+             temperature: float = 0.0, max_tokens: int | None = None) -> tuple[str, Usage]:
+        """The assistant's reply text and its usage, retrying transient failures.
+
+        A reply cut at `max_tokens` raises LLMError(kind="truncated") with its usage.
+        """
         from openai import (
             APIConnectionError,
             APIResponseValidationError,
@@ -174,6 +300,8 @@ class LLMClient:
         kwargs: dict[str, Any] = {"model": cfg.model, "messages": list(messages), "temperature": temperature}
         if response_format is not None:
             kwargs["response_format"] = response_format
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -203,7 +331,13 @@ class LLMClient:
                 last_kind, last_reason = "server_error", f"unreadable reply from the LLM server: {exc}"
             else:
                 if getattr(completion, "choices", None):
-                    return self._reply_text(completion), self._usage(completion)
+                    text, usage = self._reply_text(completion), self._usage(completion)
+                    if getattr(completion.choices[0], "finish_reason", None) == "length":
+                        raise LLMError(
+                            f"the LLM reply was cut off at max_tokens={max_tokens} (finish_reason length) "
+                            f"after {usage.completion_tokens} tokens: {text[:80]!r}...",
+                            kind="truncated", usage=usage, attempts=attempt)
+                    return text, usage
                 # The client hands back the raw text when the body is not JSON (an HTML
                 # error page from a proxy with status 200): treat it like a 502.
                 last_kind = "server_error"
@@ -246,9 +380,18 @@ class LLMClient:
 
     # -- structured output -----------------------------------------------------------
 
-    def structured(self, messages: Sequence[Message], schema: type[M]) -> tuple[M, Usage]:
-        """The reply parsed into `schema`, with the usage of every call it took (1 to 3)."""
+    def structured(self, messages: Sequence[Message], schema: type[M], *,
+                   max_tokens: int | None = None) -> tuple[M, Usage]:
+        """The reply parsed into `schema`, with the usage of every call it took (1 to 3).
+
+        `max_tokens` defaults to `max_tokens_for(schema)`. String fields that echo the
+        instructions (system/task text, schema descriptions) come back empty.
+        """
         messages = list(messages)
+        max_tokens = max_tokens or max_tokens_for(schema)
+        instructions = [str(m.get("content", "")).split("<question>")[0] for m in messages
+                        if m.get("role") in ("system", "user")]
+        instructions += _descriptions(schema.model_json_schema())
         usage = Usage()
         text = ""
         problem = ""
@@ -263,13 +406,13 @@ class LLMClient:
                         "Reply again with only the corrected JSON object that follows the schema.")},
                 ]
             try:
-                text, u = self._structured_call(messages, schema)
+                text, u = self._structured_call(messages, schema, max_tokens)
             except LLMError as exc:
                 exc.usage = usage + exc.usage
                 raise
             usage += u
             try:
-                return _parse(text, schema), usage
+                return _parse(text, schema, instructions), usage
             except (ValidationError, ValueError) as exc:
                 problem = _short_error(exc)
         raise LLMError(
@@ -277,7 +420,8 @@ class LLMClient:
             kind="bad_reply", usage=usage,
         )
 
-    def _structured_call(self, messages: list[Message], schema: type[BaseModel]) -> tuple[str, Usage]:
+    def _structured_call(self, messages: list[Message], schema: type[BaseModel],
+                         max_tokens: int | None = None) -> tuple[str, Usage]:
         """One request in the best output mode the server takes: json_schema, JSON mode, plain.
 
         Servers that do not know a response_format answer 400/422; we step down one mode
@@ -295,19 +439,19 @@ class LLMClient:
             else:
                 request, response_format = [*messages, hint], None
             try:
-                return self.chat(request, response_format=response_format)
+                return self.chat(request, response_format=response_format, max_tokens=max_tokens)
             except LLMError as exc:
                 if mode == "none" or exc.kind != "rejected" or exc.status not in (400, 422):
                     raise
                 next_mode = "json_object" if mode == "json_schema" else "none"
                 log.warning("LLM server does not take response_format %s (%s); using %s from now on",
                             mode, exc, next_mode)
-                with self._lock:
-                    self._format_mode = next_mode
+                self._format_mode = next_mode
 
 
-def _parse(text: str, schema: type[M]) -> M:
-    return schema.model_validate_json(_extract_json(text))
+def _parse(text: str, schema: type[M], instructions: Sequence[str] = ()) -> M:
+    data = json.loads(_extract_json(text))
+    return schema.model_validate(blank_echoes(data, instructions))
 
 
 def _short_error(exc: Exception) -> str:

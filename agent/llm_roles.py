@@ -1,35 +1,41 @@
 """LLM implementations of the agent's roles (agent/roles.py), on agent.llm.LLMClient.
 
-Calls per question are kept few, because each costs a round trip of a second or more:
-- plan: no call when the rule-based planner (agent.local.planner) finds the question simple
-  (one fact, no comparison): its one sub-query is the question itself, which is what a
-  model would search for too. One call for comparisons and multi-part questions;
-- audit: ONE batched call per pass for all facts, all sources and the premise, which also
-  drafts the answer when the evidence suffices (the model has just read it all);
-- reformulate: no call when the audit already named what is missing as search queries
-  (it is asked to); one call otherwise;
-- generate: no call when the audit's draft fits the final verdict, and none for a refusal,
-  which is written deterministically from the audit (what was searched, the closest
-  evidence, why it was not enough); one call otherwise (e.g. the plain-RAG baselines).
-So a simple answerable question costs 1 call, a comparison 2, and each retry 1 more.
+Built for small models on a CPU, where every prompt token is prefill time and every
+completion token is generation time (issue: a real language model in the loop):
+- plan: no call when the rule-based planner (agent.local.planner) finds the question simple;
+  one call otherwise. The model names NEEDS (questions or slots: "number of encoder layers
+  of the base model"), never values: a need, premise or query that states a number the
+  question does not is dropped or stripped (`asserts_new_number`);
+- audit + answer: ONE call per pass. The model never sees whole chunks: the local scorer
+  (agent.local.scoring: key-term coverage + embeddings) picks the few best answer-eligible
+  sentences per need (`candidate_sentences`), numbered; the model replies tersely with, per
+  need, the numbers of the sentences that state it, the premise verdict with a sentence
+  number, and the answer sentences, each citing sentence numbers. The quotes are filled in
+  by code from the numbered sentences, so a model can never mis-quote or quote a heading;
+  the verdict follows deterministically from which needs have sentences;
+- reformulate: no call when the audit's missing needs are new queries; one call otherwise;
+- generate: no call when the audit's answer fits the final verdict, none for a refusal
+  (written from the audit); one call otherwise (e.g. the plain-RAG baselines), with the
+  same numbered schema.
+So a simple answerable question costs 1 call, a comparison 2, and each retry 1 more. Every
+answer sentence is then checked by agent.verify (support, not presence).
 
-Whatever the model says is checked where a deterministic check will do: each quote must
-occur in the chunk it names (agent.verify.find_quote), a source id must be one that was
-shown, a "sufficient" verdict without a single verified quote is downgraded, and the last
-pass never gets INSUFFICIENT_RETRY.
-
-The wire schemas (`*Out`) are what the model fills in; they are strict-JSON-schema friendly
-(no defaults that matter, plain types) and are mapped onto agent.types here.
+Wire schemas (`*Out`) bound every string and array (`maxLength`/`maxItems`, see `Text` and
+`Items`), so a grammar-constrained model cannot loop inside a field until `max_tokens`;
+agent.llm sizes `max_tokens` from them. A longer value from a server that ignores the
+schema is cut to the bound rather than rejected.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from agent import prompts
 from agent.llm import LLMClient
@@ -42,6 +48,7 @@ from agent.types import (
     Outcome,
     Plan,
     PremiseCheck,
+    QuoteRef,
     Reformulation,
     Source,
     SupportingSentence,
@@ -49,12 +56,13 @@ from agent.types import (
     Usage,
     Verdict,
 )
-from agent.verify import find_quote, strip_markers
+from agent.verify import eligibility, find_quote, missing_numbers, normalise, strip_markers
 
-LabelName = Literal["supported", "partial", "unsupported", "contradicted"]
-VerdictName = Literal[
-    "SUFFICIENT", "PARTIALLY_SUFFICIENT", "INSUFFICIENT_RETRY", "INSUFFICIENT_REFUSE", "FALSE_PREMISE"
-]
+log = logging.getLogger(__name__)
+
+# Numbered sentences shown to the model: at most this many in all, and per need.
+CANDIDATES = 12
+PER_NEED = 4
 
 
 class ChatClient(Protocol):
@@ -66,74 +74,78 @@ class ChatClient(Protocol):
 # ---------------------------------------------------------------------------
 
 
+def _cut(n: int) -> Callable[[Any], Any]:
+    def cut(value: Any) -> Any:
+        return value[:n] if isinstance(value, (str, list)) else value
+
+    return cut
+
+
+def Text(n: int) -> Any:
+    """A string of at most n characters: `maxLength` in the schema, cut on parse."""
+    return Annotated[str, BeforeValidator(_cut(n)), Field(max_length=n)]
+
+
+def Items(item: Any, n: int) -> Any:
+    """A list of at most n items: `maxItems` in the schema, cut on parse."""
+    return Annotated[list[item], BeforeValidator(_cut(n)), Field(max_length=n)]
+
+
 class PlanOut(BaseModel):
     complexity: Literal["simple", "multi_part", "comparison"]
-    facts: list[str]
-    sub_queries: list[str]
-    premise: str
+    needs: Items(Text(90), 4)
+    sub_queries: Items(Text(120), 3)
+    premise: Text(200)
 
 
-class QuoteOut(BaseModel):
-    source: int
-    quote: str
-    label: LabelName
-
-
-class FactOut(BaseModel):
-    fact: str
-    label: LabelName
-    sentences: list[QuoteOut]
+class NeedOut(BaseModel):
+    need: int
+    sentences: Items(int, 3)
 
 
 class PremiseOut(BaseModel):
-    # The presupposition checked: the plan's, or one the auditor found in the question.
-    statement: str = ""
     contradicted: bool
-    source: int
-    quote: str
-    reason: str
+    sentence: int
 
 
-class SentenceOut(BaseModel):
-    text: str
-    citations: list[int]
-    quote: str
+class ClaimOut(BaseModel):
+    text: Text(240)
+    sentences: Items(int, 3)
 
 
-class AuditOut(BaseModel):
-    facts: list[FactOut]
+class AnswerOut(BaseModel):
+    needs: Items(NeedOut, 4)
     premise: PremiseOut
-    verdict: VerdictName
-    missing: list[str]
-    reason: str
-    # The answer drafted in the same call; empty unless the verdict lets the run answer.
-    # (Defaults only help servers in JSON mode that drop fields; strict mode sends them all.)
-    answer: list[SentenceOut] = Field(default_factory=list)
-    missing_note: str = ""
+    answer: Items(ClaimOut, 4)
 
 
 class QueriesOut(BaseModel):
-    sub_queries: list[str]
-
-
-class DraftOut(BaseModel):
-    outcome: Literal["ANSWER", "PARTIAL", "FALSE_PREMISE", "REFUSAL"]
-    sentences: list[SentenceOut]
-    missing_note: str
+    sub_queries: Items(Text(120), 3)
 
 
 class ScoreOut(BaseModel):
     id: int
-    score: float = Field(description="0 (irrelevant) to 10 (answers the query)")
+    score: float
 
 
 class RerankOut(BaseModel):
-    scores: list[ScoreOut]
+    scores: Items(ScoreOut, 40)
 
 
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
+
+
+def asserts_new_number(text: str, question: str) -> bool:
+    """The text states a number the question does not: a guessed value, not a need."""
+    return bool(missing_numbers(text, question))
+
+
+def _strip_new_numbers(query: str, question: str) -> str:
+    """A search query without the numbers a model guessed ("base Transformer 12 layers")."""
+    kept = [w for w in query.split() if not missing_numbers(w, question)]
+    return " ".join(kept)
 
 
 def _clean_queries(queries: Sequence[str], *, exclude: Sequence[str] = (), limit: int = 3) -> list[str]:
@@ -147,26 +159,129 @@ def _clean_queries(queries: Sequence[str], *, exclude: Sequence[str] = (), limit
     return out[:limit]
 
 
-def _checked_quote(source_no: int, quote: str, sources: Sequence[Source]) -> tuple[Source | None, str, int]:
-    """The source a model's quote names, the quote unescaped, and its offset (-1: not there)."""
-    if not 1 <= source_no <= len(sources):
-        return None, "", -1
-    source = sources[source_no - 1]
-    text = prompts.unescape_data(quote).strip()
-    return source, text, find_quote(text, source.text) if text else -1
+_SLOT_WORDS = re.compile(
+    r"\b(?:the\s+)?(?:number|value|amount|size|name|kind|type|values|names)\s+of\b|\bhow\s+(?:many|much)\b|"
+    r"\b(?:what|which|who|when|where)\b", re.IGNORECASE)
 
 
-def _draft_sentences(items: Sequence[SentenceOut]) -> list[DraftSentence]:
-    sentences: list[DraftSentence] = []
-    for s in items:
-        # Models sometimes write "[2]" in the text despite being told not to: move the
-        # markers into the structured citations, where the verifier checks them.
-        text, inline = strip_markers(prompts.unescape_data(s.text))
-        if not text:
+_ASKS_QUANTITY = re.compile(
+    r"\b(?:number|how\s+many|how\s+much|size|dimension\w*|count|rate|amount|percentage|score|value)s?\b",
+    re.IGNORECASE)
+_NOT_QUANTITIES = re.compile(r"^\s*\d+(?:\.\d+)*\s+|\[\d+(?:\s*,\s*\d+)*\]")
+# Of the order of the gap between an on-topic and an off-topic sentence's support score.
+QUANTITY_BONUS = 0.1
+
+
+def _states_quantity(sentence: str) -> bool:
+    """The sentence states a number (section numbers and reference markers aside)."""
+    from agent.verify import quantities
+
+    return bool(quantities(_NOT_QUANTITIES.sub(" ", sentence), spelled=True))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A numbered evidence sentence shown to the model."""
+
+    number: int
+    source: int  # 1-based index into the sources
+    text: str
+    score: float
+
+
+def candidate_sentences(question: str, needs: Sequence[str], premise: str, sources: Sequence[Source], *,
+                        embed: Any = None, limit: int = CANDIDATES, per_need: int = PER_NEED) -> list[Candidate]:
+    """The few answer-eligible sentences of the sources that best match each need (and the
+    premise), numbered 1..n in reading order (source, then position).
+
+    1. split every source into sentences; keep the answer-eligible ones (agent.verify.eligibility:
+       no headings, caption labels, fragments, table residue), each once;
+    2. score each against every need, the question and the premise (agent.local.scoring);
+    3. take the best `per_need` for each need and two for the premise, then fill up to `limit`
+       with the best remaining by their highest score.
+    """
+    from agent.local.scoring import score_sentences
+    from agent.local.text import split_sentences
+
+    pool: list[tuple[int, int, str]] = []  # (source index, position, sentence)
+    for i, source in enumerate(sources):
+        for pos, sentence in enumerate(split_sentences(source.text)):
+            # A sentence that starts in lower case was cut by a chunk boundary: its subject
+            # is in the previous chunk, so a reader (and a model) would misread it.
+            if not 20 <= len(sentence) <= 500 or sentence[0].islower() or eligibility(sentence):
+                continue
+            pool.append((i, pos, sentence))
+    # Overlapping chunks repeat sentences: keep each once, and drop one that another contains.
+    keys = [normalise(s) for _, _, s in pool]
+    pool = [p for j, p in enumerate(pool)
+            if not any(k != keys[j] and keys[j] in k for k in keys) and keys.index(keys[j]) == j]
+    if not pool:
+        return []
+    if embed is None:
+        from agent.local.embed import get_embed
+
+        embed = get_embed()
+    # "number of layers of the base model": the slot words are what is asked, not what an
+    # answering sentence says, so they are left out of the probe.
+    probes = [_SLOT_WORDS.sub(" ", n).strip() or n for n in needs] + [question] + ([premise] if premise else [])
+    vecs = embed(probes + [s for _, _, s in pool])
+    probe_vecs, sent_vecs = vecs[: len(probes)], vecs[len(probes):]
+    texts = [s for _, _, s in pool]
+    per_probe = [[sc.support for sc in score_sentences(p, pv, texts, sent_vecs)] for p, pv in zip(probes, probe_vecs)]
+    # A need that asks for a quantity is answered by a sentence that states one: such
+    # sentences get a bonus for it (what the sentence is about is scored above).
+    stated = [_states_quantity(t) for t in texts]
+    for k, need in enumerate(needs):
+        if _ASKS_QUANTITY.search(need):
+            per_probe[k] = [v + QUANTITY_BONUS * q for v, q in zip(per_probe[k], stated)]
+    best = [max(col) for col in zip(*per_probe)]
+    chosen: dict[int, None] = {}
+    quotas = [per_need] * len(needs) + [0] + ([2] if premise else [])
+    for scores, quota in zip(per_probe, quotas):
+        for j in sorted(range(len(pool)), key=lambda j: -scores[j])[:quota]:
+            if len(chosen) < limit:
+                chosen.setdefault(j, None)
+    for j in sorted(range(len(pool)), key=lambda j: -best[j]):
+        if len(chosen) >= limit:
+            break
+        chosen.setdefault(j, None)
+    ordered = sorted(chosen, key=lambda j: (pool[j][0], pool[j][1]))
+    return [Candidate(number=n, source=pool[j][0] + 1, text=pool[j][2], score=round(best[j], 4))
+            for n, j in enumerate(ordered, start=1)]
+
+
+def _groups(candidates: Sequence[Candidate], sources: Sequence[Source]) -> list[tuple[Source, list[tuple[int, str]]]]:
+    groups: dict[int, list[tuple[int, str]]] = {}
+    for c in candidates:
+        groups.setdefault(c.source, []).append((c.number, c.text))
+    return [(sources[i - 1], lines) for i, lines in groups.items()]
+
+
+def _draft_sentences(claims: Sequence[ClaimOut], by_number: dict[int, Candidate]) -> list[DraftSentence]:
+    """Answer sentences with their quotes filled in from the numbered sentences they cite."""
+    out: list[DraftSentence] = []
+    for claim in claims:
+        text, inline = strip_markers(prompts.unescape_data(claim.text))
+        numbers = [n for n in dict.fromkeys([*claim.sentences, *inline]) if n in by_number]
+        if not text or not numbers:
             continue
-        citations = list(dict.fromkeys([*s.citations, *inline]))
-        sentences.append(DraftSentence(text=text, citations=citations, quote=prompts.unescape_data(s.quote).strip()))
-    return sentences
+        evidence = [QuoteRef(source=by_number[n].source, text=by_number[n].text) for n in numbers]
+        citations = list(dict.fromkeys(e.source for e in evidence))
+        out.append(DraftSentence(text=text, citations=citations, quote=evidence[0].text, evidence=evidence))
+    return out
+
+
+def _extractive(facts: Sequence[FactAudit], sources: Sequence[Source]) -> list[DraftSentence]:
+    """The supporting sentences themselves, when the model wrote no answer sentence."""
+    marker = {s.chunk_id: n for n, s in enumerate(sources, start=1)}
+    out: list[DraftSentence] = []
+    used: set[str] = set()
+    for fact in facts:
+        for s in fact.sentences:
+            if s.label == SupportLabel.SUPPORTED and s.quote not in used and s.chunk_id in marker:
+                used.add(s.quote)
+                out.append(DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote))
+    return out
 
 
 class DraftMemo:
@@ -210,79 +325,122 @@ class LLMPlanner:
         self.local = local
 
     def plan(self, question: str) -> Plan:
-        if self.local is not None:
-            quick = self.local.plan(question)
-            if quick.complexity == Complexity.SIMPLE and len(quick.sub_queries) == 1:
-                return quick
+        quick = self.local.plan(question) if self.local is not None else None
+        if quick is not None and quick.complexity == Complexity.SIMPLE and len(quick.sub_queries) == 1:
+            return quick
         out, usage = self.client.structured(prompts.planner_messages(question), PlanOut)
-        queries = _clean_queries(out.sub_queries) or [question.strip()[:500]]
-        facts = [f.strip() for f in out.facts if f.strip()][:6] or [question.strip()]
-        return Plan(complexity=Complexity(out.complexity), facts=facts, sub_queries=queries,
-                    premise=out.premise.strip(), usage=usage)
+        # Needs are questions or slots; one that states a value the question does not give
+        # is the model's guess ("the base model has 12 layers"): never a fact to check.
+        needs = []
+        for need in out.needs:
+            need = re.sub(r"\s+", " ", need).strip()
+            if not need:
+                continue
+            if asserts_new_number(need, question):
+                log.warning("planner need dropped, it states a value: %r", need)
+                continue
+            needs.append(need)
+        needs = needs or (list(quick.facts) if quick is not None else []) or [question.strip()]
+        queries = _clean_queries([_strip_new_numbers(q, question) for q in out.sub_queries])
+        queries = queries or [question.strip()[:500]]
+        premise = out.premise.strip()
+        if asserts_new_number(premise, question):
+            premise = ""
+        return Plan(complexity=Complexity(out.complexity), facts=needs[:4], sub_queries=queries,
+                    premise=premise, usage=usage)
+
+
+def _numbered_call(client: ChatClient, question: str, needs: Sequence[str], premise: str,
+                   sources: Sequence[Source], embed: Any) -> tuple[AnswerOut | None, list[Candidate], Usage]:
+    candidates = candidate_sentences(question, needs, premise, sources, embed=embed)
+    if not candidates:
+        return None, [], Usage()
+    out, usage = client.structured(
+        prompts.answer_messages(question, needs, premise, _groups(candidates, sources)), AnswerOut)
+    return out, candidates, usage
 
 
 class LLMAuditor:
-    """One batched call per pass; every quote it returns is verified against its chunk."""
+    """Audit and answer in one terse call over numbered candidate sentences (module doc)."""
 
-    def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None) -> None:
+    def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None, embed: Any = None) -> None:
         self.client = client
         self.memo = memo
+        self.embed = embed
 
     def audit(self, question: str, plan: Plan, sources: list[Source], *, can_retry: bool) -> AuditResult:
-        out, usage = self.client.structured(
-            prompts.auditor_messages(question, plan, sources, can_retry=can_retry), AuditOut
-        )
+        if plan.clarify == "vague":
+            # The planner found nothing to look for (agent.local.planner): ask, spend no call.
+            # (A whole-paper request is a task a model can attempt, so it goes on.)
+            return AuditResult(verdict=Verdict.CLARIFY, reason="the question must name what to look for",
+                               missing=[question])
+        needs = list(plan.facts) or [question]
+        out, candidates, usage = _numbered_call(self.client, question, needs, plan.premise, sources, self.embed)
+        by_number = {c.number: c for c in candidates}
+        cited: dict[int, list[int]] = {}
+        if out is not None:
+            for item in out.needs:
+                if 1 <= item.need <= len(needs):
+                    cited.setdefault(item.need, []).extend(n for n in item.sentences if n in by_number)
         facts: list[FactAudit] = []
-        dropped = 0
-        for f in out.facts:
-            sentences: list[SupportingSentence] = []
-            for q in f.sentences:
-                source, quote, start = _checked_quote(q.source, q.quote, sources)
-                if source is None or start < 0:
-                    # A quote that is not in the chunk it names is an invention: gone.
-                    dropped += 1
-                    continue
-                sentences.append(SupportingSentence(chunk_id=source.chunk_id, quote=quote,
-                                                    label=SupportLabel(q.label), verified=True, quote_start=start))
-            label = SupportLabel(f.label)
-            if not sentences and label in (SupportLabel.SUPPORTED, SupportLabel.PARTIAL, SupportLabel.CONTRADICTED):
-                label = SupportLabel.UNSUPPORTED
-            facts.append(FactAudit(fact=f.fact, label=label, sentences=sentences))
+        for i, need in enumerate(needs, start=1):
+            numbers = list(dict.fromkeys(cited.get(i, [])))
+            sentences = [self._sentence(by_number[n], sources, SupportLabel.SUPPORTED) for n in numbers]
+            label = SupportLabel.SUPPORTED if sentences else SupportLabel.UNSUPPORTED
+            if not sentences and candidates:
+                # The closest sentence, labelled for what it is: a refusal shows it.
+                closest = max(candidates, key=lambda c: c.score)
+                sentences = [self._sentence(closest, sources, SupportLabel.UNSUPPORTED)]
+            facts.append(FactAudit(fact=need, label=label, sentences=sentences))
 
-        stated = plan.premise or out.premise.statement.strip()
-        premise = PremiseCheck(premise=stated)
-        if out.premise.contradicted:
-            source, quote, start = _checked_quote(out.premise.source, out.premise.quote, sources)
-            if source is not None and start >= 0:
-                premise = PremiseCheck(premise=stated, contradicted=True, chunk_id=source.chunk_id,
-                                       quote=quote, reason=out.premise.reason)
-            else:
-                premise = PremiseCheck(premise=stated, reason="the model's contradicting quote was not found")
+        premise = PremiseCheck(premise=plan.premise)
+        if out is not None and out.premise.contradicted and plan.premise and out.premise.sentence in by_number:
+            c = by_number[out.premise.sentence]
+            premise = PremiseCheck(premise=plan.premise, contradicted=True, chunk_id=sources[c.source - 1].chunk_id,
+                                   quote=c.text, reason=f"sentence [{c.number}] states otherwise")
 
-        verdict = Verdict(out.verdict)
-        reason = out.reason
-        supported = [f for f in facts if f.label in (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)]
-        if verdict == Verdict.FALSE_PREMISE and not premise.contradicted:
-            verdict = Verdict.SUFFICIENT if supported else Verdict.INSUFFICIENT_RETRY
-            reason = f"{reason} (premise contradiction not backed by a verified quote)".strip()
-        if verdict in (Verdict.SUFFICIENT, Verdict.PARTIALLY_SUFFICIENT) and not supported:
-            verdict = Verdict.INSUFFICIENT_RETRY
-            reason = f"{reason} (no verified supporting quote)".strip()
-        if verdict == Verdict.SUFFICIENT and len(supported) < len(facts):
-            verdict = Verdict.PARTIALLY_SUFFICIENT
-        if verdict == Verdict.INSUFFICIENT_RETRY and not can_retry:
-            verdict = Verdict.PARTIALLY_SUFFICIENT if supported else Verdict.INSUFFICIENT_REFUSE
-        if dropped:
-            reason = f"{reason} ({dropped} unverifiable quote(s) dropped)".strip()
-        missing = [m.strip() for m in out.missing if m.strip()]
-        if not missing and verdict in (Verdict.PARTIALLY_SUFFICIENT, Verdict.INSUFFICIENT_RETRY,
-                                       Verdict.INSUFFICIENT_REFUSE):
-            missing = [f.fact for f in facts if f not in supported] or list(plan.facts)
-        if self.memo is not None and out.answer and verdict not in (Verdict.INSUFFICIENT_RETRY,
-                                                                    Verdict.INSUFFICIENT_REFUSE):
-            self.memo.put(question, sources, verdict, _draft_sentences(out.answer), out.missing_note.strip())
-        return AuditResult(facts=facts, premise=premise, verdict=verdict, missing=missing,
-                           reason=reason, usage=usage)
+        supported = [f for f in facts if f.label == SupportLabel.SUPPORTED]
+        if premise.contradicted:
+            verdict, reason = Verdict.FALSE_PREMISE, premise.reason
+        elif len(supported) == len(facts):
+            verdict, reason = Verdict.SUFFICIENT, "every need has a sentence that states it"
+        elif supported:
+            verdict, reason = Verdict.PARTIALLY_SUFFICIENT, f"{len(supported)} of {len(facts)} needs are stated"
+        elif can_retry:
+            verdict, reason = Verdict.INSUFFICIENT_RETRY, "no retrieved sentence states what the question needs"
+        else:
+            verdict, reason = Verdict.INSUFFICIENT_REFUSE, "no retrieved sentence states what the question needs"
+        if not candidates:
+            reason = "no answer-eligible sentence was retrieved"
+        missing = [f.fact for f in facts if f.label != SupportLabel.SUPPORTED]
+        if self.memo is not None and out is not None and verdict not in (Verdict.INSUFFICIENT_RETRY,
+                                                                        Verdict.INSUFFICIENT_REFUSE):
+            draft = _draft_sentences(out.answer, by_number)
+            if verdict == Verdict.FALSE_PREMISE:
+                draft = _with_correction(draft, premise, sources)
+            self.memo.put(question, sources, verdict, draft or _extractive(facts, sources), "")
+        return AuditResult(facts=facts, premise=premise, verdict=verdict, missing=missing, reason=reason,
+                           usage=usage)
+
+    @staticmethod
+    def _sentence(c: Candidate, sources: Sequence[Source], label: SupportLabel) -> SupportingSentence:
+        source = sources[c.source - 1]
+        return SupportingSentence(chunk_id=source.chunk_id, quote=c.text, label=label, score=c.score,
+                                  verified=True, quote_start=find_quote(c.text, source.text))
+
+
+def _with_correction(draft: list[DraftSentence], premise: PremiseCheck, sources: Sequence[Source]) -> list[DraftSentence]:
+    """A premise correction first, citing the contradicting sentence (unless the model's
+    first sentence already cites it)."""
+    n = next((i for i, s in enumerate(sources, start=1) if s.chunk_id == premise.chunk_id), 0)
+    if not n:
+        return draft
+    if draft and any(e.text == premise.quote for e in draft[0].evidence):
+        return draft
+    correction = DraftSentence(
+        text=f'The question assumes that {premise.premise.rstrip(".")}, but the paper says: "{premise.quote}"',
+        citations=[n], quote=premise.quote, evidence=[QuoteRef(source=n, text=premise.quote)])
+    return [correction, *draft]
 
 
 class LLMReformulator:
@@ -291,14 +449,15 @@ class LLMReformulator:
         self.reuse_audit_queries = reuse_audit_queries
 
     def reformulate(self, question: str, plan: Plan, audit: AuditResult, tried: list[str]) -> Reformulation:
-        # The audit was asked to phrase what is missing as search queries: use them when
-        # they are new, and save a round trip.
+        # The missing needs are searchable as they are: use them when they are new, and save
+        # a round trip.
         if self.reuse_audit_queries:
             queries = _clean_queries(audit.missing, exclude=tried)
             if queries:
                 return Reformulation(sub_queries=queries)
         out, usage = self.client.structured(prompts.reformulator_messages(question, plan, audit, tried), QueriesOut)
-        return Reformulation(sub_queries=_clean_queries(out.sub_queries, exclude=tried), usage=usage)
+        queries = [_strip_new_numbers(q, question) for q in out.sub_queries]
+        return Reformulation(sub_queries=_clean_queries(queries, exclude=tried), usage=usage)
 
 
 _OUTCOME_OF_VERDICT = {
@@ -307,6 +466,7 @@ _OUTCOME_OF_VERDICT = {
     Verdict.FALSE_PREMISE: Outcome.FALSE_PREMISE,
     Verdict.INSUFFICIENT_RETRY: Outcome.REFUSAL,
     Verdict.INSUFFICIENT_REFUSE: Outcome.REFUSAL,
+    Verdict.CLARIFY: Outcome.CLARIFY,
 }
 
 
@@ -327,28 +487,38 @@ def refusal_draft(question: str, sources: Sequence[Source], audit: AuditResult) 
 
 
 class LLMGenerator:
-    def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None) -> None:
+    def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None, embed: Any = None) -> None:
         self.client = client
         self.memo = memo
+        self.embed = embed
 
     def generate(self, question: str, sources: list[Source], audit: AuditResult | None) -> Draft:
         outcome = Outcome.ANSWER if audit is None else _OUTCOME_OF_VERDICT[audit.verdict]
         if audit is not None and outcome == Outcome.REFUSAL:
             return refusal_draft(question, sources, audit)
+        if audit is not None and outcome == Outcome.CLARIFY:
+            from agent.local.generator import clarify_draft
+
+            return clarify_draft(question, sources, whole_document=False)
         usage = Usage()
         memo = self.memo.take(question, sources) if self.memo is not None and audit is not None else None
         if memo is not None and _OUTCOME_OF_VERDICT[memo[0]] == outcome and memo[1]:
             # The audit call already wrote this answer from the same evidence and verdict.
-            sentences, missing = memo[1], memo[2]
+            sentences = memo[1]
         else:
-            out, usage = self.client.structured(
-                prompts.generator_messages(question, sources, audit, outcome.value), DraftOut
-            )
-            sentences, missing = _draft_sentences(out.sentences), out.missing_note.strip()
+            needs = [f.fact for f in audit.facts] if audit is not None and audit.facts else [question]
+            premise = audit.premise.premise if audit is not None and audit.premise.contradicted else ""
+            out, candidates, usage = _numbered_call(self.client, question, needs, premise, sources, self.embed)
+            sentences = _draft_sentences(out.answer, {c.number: c for c in candidates}) if out else []
+            if audit is not None and outcome == Outcome.FALSE_PREMISE:
+                sentences = _with_correction(sentences, audit.premise, sources)
+            if not sentences and audit is not None:
+                sentences = _extractive(audit.facts, sources)
         # The audit decides the outcome, not the generator: it cannot talk its way out of
         # a partial answer or into a premise correction the evidence did not show.
-        if outcome == Outcome.PARTIAL and not missing and audit is not None:
-            missing = "; ".join(audit.missing)
+        missing = ""
+        if outcome == Outcome.PARTIAL and audit is not None and audit.missing:
+            missing = "No supporting evidence was found for: " + "; ".join(audit.missing)
         return Draft(outcome=outcome, sentences=sentences, missing_note=missing, usage=usage)
 
 
@@ -390,11 +560,12 @@ def llm_scorer_from_settings() -> Callable[[str, list[str]], list[float]]:
 
 
 def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = True,
-              draft_in_audit: bool = True) -> dict[str, Any]:
+              draft_in_audit: bool = True, embed: Any = None) -> dict[str, Any]:
     """The four LLM roles on one client (from settings unless given), keyed by role name.
 
     `plan_simple_locally`: simple questions are planned by the rule-based planner (no call).
     `draft_in_audit`: the audit call also drafts the answer, which the generator reuses.
+    `embed`: the sentence embedder that pre-scores candidates (the local one by default).
     """
     client = client or LLMClient.from_settings()
     memo = DraftMemo() if draft_in_audit else None
@@ -405,7 +576,7 @@ def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = Tr
         local = RulePlanner()
     return {
         "planner": LLMPlanner(client, local=local),
-        "auditor": LLMAuditor(client, memo=memo),
+        "auditor": LLMAuditor(client, memo=memo, embed=embed),
         "reformulator": LLMReformulator(client),
-        "generator": LLMGenerator(client, memo=memo),
+        "generator": LLMGenerator(client, memo=memo, embed=embed),
     }

@@ -178,7 +178,7 @@ class AgentLoop:
                                   **dict(draft)), retries, started, draft.usage)
         self._stage(Stage.VERIFYING)
         started = time.perf_counter()
-        answer = roles.verifier.verify(draft, sources)
+        answer = roles.verifier.verify(draft, sources, question=question)
         self._record(VerifyStep(sentences=len(draft.sentences), kept=len(answer.sentences), dropped=answer.dropped,
                                 citations=answer.citations), retries, started)
         return LoopResult(answer=answer, plan=plan, audit=audit, sources=sources, queries=queries,

@@ -61,6 +61,6 @@ class Generator(Protocol):
 
 @runtime_checkable
 class Verifier(Protocol):
-    def verify(self, draft: Draft, sources: list[Source]) -> Answer:
-        """Drop markers to unknown sources and sentences their cited chunks do not support."""
+    def verify(self, draft: Draft, sources: list[Source], *, question: str = "") -> Answer:
+        """Drop markers to unknown sources and sentences their cited quotes do not support."""
         ...

@@ -169,11 +169,21 @@ _OUTCOME_LABELS = {
 }
 
 
+class QuoteRef(BaseModel):
+    """A verbatim span of the n-th source that backs (part of) a draft sentence."""
+
+    source: int  # the n of [n], 1-based
+    text: str
+
+
 class DraftSentence(BaseModel):
     text: str  # without markers
     citations: list[int] = Field(default_factory=list)  # the n of each [n], 1-based
     # Optional verbatim span of the cited chunk that backs the sentence.
     quote: str = ""
+    # Per-citation spans (a sentence resting on sentences of several sources); when set,
+    # the verifier checks these instead of `quote`.
+    evidence: list[QuoteRef] = Field(default_factory=list)
 
 
 class Draft(BaseModel):

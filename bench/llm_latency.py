@@ -41,12 +41,7 @@ DATA = Path(os.environ.get("GROUNDED_SHARED_DATA", ROOT.parent / "shared" / "dat
 from bench.devbench import _pick  # noqa: E402  (the same small slice: 2 questions per category)
 from tests.fake_openai import FakeOpenAI, Reply  # noqa: E402
 
-_DOC = re.compile(r'<document id="(\d+)"[^>]*>\n(.*?)\n</document>', re.S)
 _QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.S)
-
-
-def _first_sentence(text: str) -> str:
-    return re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0][:300]
 
 
 class OracleModel:
@@ -68,46 +63,36 @@ class OracleModel:
         self.run_tag = ""  # audit passes are counted per (row, question)
 
     def __call__(self, body: dict[str, Any]) -> Reply:
+        from tests.fake_openai import numbered_sentences
+
         name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
         text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         m = _QUESTION.search(text)
         question = self._unescape(m.group(1)).strip() if m else ""
-        docs = _DOC.findall(text)
-        n, quote = (int(docs[0][0]), self._unescape(_first_sentence(docs[0][1]))) if docs else (0, "")
-        sentence = [{"text": quote, "citations": [n], "quote": quote}] if docs else []
         if name == "PlanOut":
-            return Reply(content={"complexity": "comparison", "facts": [question],
+            return Reply(content={"complexity": "comparison", "needs": [question],
                                   "sub_queries": [question, f"{question} results"][:2], "premise": ""})
         if name == "QueriesOut":
             return Reply(content={"sub_queries": [f"{question} evidence"]})
-        if name == "DraftOut":
-            return Reply(content={"outcome": "ANSWER", "sentences": sentence, "missing_note": ""})
-        if name != "AuditOut":
+        if name != "AnswerOut":
             return Reply(content={})
+        sentences = numbered_sentences(text)
+        needs = m.group(1).count("\n") + 1 if (m := re.search(r"<needs>\n(.*?)\n</needs>", text, re.S)) else 1
         with self.lock:
             self.audits[(self.run_tag, question)] += 1
             passes = self.audits[(self.run_tag, question)]
         behaviour = self.behaviour.get(question, "ANSWER")
-        no_premise = {"statement": "", "contradicted": False, "source": 0, "quote": "", "reason": ""}
-        support = [{"fact": question, "label": "supported",
-                    "sentences": [{"source": n, "quote": quote, "label": "supported"}] if docs else []}]
-        if behaviour == "REFUSE_OUT_OF_SCOPE" or not docs:
-            return Reply(content={"facts": [{"fact": question, "label": "unsupported", "sentences": []}],
-                                  "premise": no_premise, "verdict": "INSUFFICIENT_REFUSE",
-                                  "missing": [question], "reason": "not in the papers", "answer": [],
-                                  "missing_note": ""})
+        nothing = {"needs": [], "premise": {"contradicted": False, "sentence": 0}, "answer": []}
+        if behaviour == "REFUSE_OUT_OF_SCOPE" or not sentences:
+            return Reply(content=nothing)
+        first = min(sentences)
         if behaviour == "DEBUNK_FALSE_PREMISE":
-            return Reply(content={"facts": support, "verdict": "FALSE_PREMISE", "missing": [],
-                                  "premise": {"statement": "the premise", "contradicted": True, "source": n,
-                                              "quote": quote, "reason": "contradicted"},
-                                  "reason": "premise contradicted", "answer": sentence, "missing_note": ""})
-        if question in self.retry_first and passes == 1 and "last pass" not in text:
-            return Reply(content={"facts": [{"fact": question, "label": "unsupported", "sentences": []}],
-                                  "premise": no_premise, "verdict": "INSUFFICIENT_RETRY",
-                                  "missing": [f"{question} details"], "reason": "not yet", "answer": [],
-                                  "missing_note": ""})
-        return Reply(content={"facts": support, "premise": no_premise, "verdict": "SUFFICIENT", "missing": [],
-                              "reason": "stated", "answer": sentence, "missing_note": ""})
+            return Reply(content={**nothing, "premise": {"contradicted": True, "sentence": first}})
+        if question in self.retry_first and passes == 1 and self.run_tag != "hybrid":
+            return Reply(content=nothing)
+        return Reply(content={"needs": [{"need": i, "sentences": [first]} for i in range(1, needs + 1)],
+                              "premise": {"contradicted": False, "sentence": 0},
+                              "answer": [{"text": self._unescape(sentences[first]), "sentences": [first]}]})
 
 
 def _setup(server: FakeOpenAI, var_dir: Path) -> None:

@@ -12,6 +12,15 @@ real `openai` client sent. A fixed `latency` per chat call models a remote LLM f
 latency benchmark. Scripted replies cover what real servers do on a bad day: 429 with
 Retry-After, 500, a slow reply (timeout), a 200 whose body is not JSON, and a message whose
 content is not the JSON that was asked for.
+
+Like a real server, it honours `max_tokens` (tokens estimated at four characters): a longer
+reply is cut there, mid-JSON, with finish_reason "length". `small_model=True` adds what small
+local models do behind a grammar-constrained server (llama-server):
+- with a json_schema: strings and arrays are cut to their `maxLength`/`maxItems` (the
+  grammar allows no more); but if the schema leaves a string or an array unbounded, the
+  model loops inside it (repeating a phrase) until `max_tokens`, or 4,096 tokens if none;
+- without a json_schema, the instructions are ignored: the reply is prose around a fenced
+  JSON block (`no_schema_reply="fenced"`) or prose only (`"prose"`).
 """
 
 from __future__ import annotations
@@ -107,6 +116,8 @@ class FakeOpenAI:
         json_schema_supported: bool = True,
         json_mode_supported: bool = True,
         embedding_dim: int = 384,
+        small_model: bool = False,
+        no_schema_reply: str = "fenced",
     ) -> None:
         self.latency = latency
         self.responder = responder
@@ -114,6 +125,8 @@ class FakeOpenAI:
         self.json_schema_supported = json_schema_supported
         self.json_mode_supported = json_mode_supported
         self.embedding_dim = embedding_dim
+        self.small_model = small_model
+        self.no_schema_reply = no_schema_reply
         # Seconds each embeddings request waits before answering (a slow remote service).
         self.embedding_latency = 0.0
         self.replies: deque[Reply] = deque()
@@ -240,8 +253,14 @@ class FakeOpenAI:
                             reply.headers)
             return
         content = reply.content
+        finish_reason = reply.finish_reason
+        if self.small_model and content is not None:
+            content = _small_model_content(content, body, self.no_schema_reply)
         if content is not None and not isinstance(content, str):
             content = json.dumps(content)
+        limit = body.get("max_tokens")
+        if isinstance(limit, int) and content is not None and _estimate_tokens(content) > limit:
+            content, finish_reason = content[: limit * 4], "length"
         prompt_text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else _estimate_tokens(prompt_text)
         completion_tokens = (
@@ -257,7 +276,7 @@ class FakeOpenAI:
             "choices": [{
                 "index": 0,
                 "message": {"role": "assistant", "content": content, "refusal": reply.refusal},
-                "finish_reason": reply.finish_reason,
+                "finish_reason": finish_reason,
             }],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
@@ -283,60 +302,131 @@ class FakeOpenAI:
 
 
 # ---------------------------------------------------------------------------
+# Small-model behaviour
+# ---------------------------------------------------------------------------
+
+LOOP_PHRASE = "and the model also "
+
+
+def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref", "")
+    return defs[ref.rsplit("/", 1)[1]] if ref.startswith("#/$defs/") else node
+
+
+def unbounded_path(schema: dict[str, Any], defs: dict[str, Any] | None = None, path: str = "") -> str | None:
+    """The first string without maxLength or array without maxItems in a JSON schema."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    node = _resolve(schema, defs)
+    if "enum" in node or "const" in node:
+        return None
+    kind = node.get("type")
+    if kind == "string" and "maxLength" not in node:
+        return path or "(root)"
+    if kind == "array":
+        if "maxItems" not in node:
+            return path or "(root)"
+        return unbounded_path(node.get("items", {}), defs, path + "[]")
+    for key, sub in node.get("properties", {}).items():
+        found = unbounded_path(sub, defs, f"{path}.{key}" if path else key)
+        if found:
+            return found
+    for sub in node.get("anyOf", []):
+        found = unbounded_path(sub, defs, path)
+        if found:
+            return found
+    return None
+
+
+def _within_bounds(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """What a grammar built from the schema lets through: strings and arrays cut to bound."""
+    node = _resolve(schema, defs)
+    if isinstance(value, str) and "maxLength" in node:
+        return value[: node["maxLength"]]
+    if isinstance(value, list):
+        items = [_within_bounds(v, node.get("items", {}), defs) for v in value]
+        return items[: node["maxItems"]] if "maxItems" in node else items
+    if isinstance(value, dict):
+        props = node.get("properties", {})
+        return {k: _within_bounds(v, props.get(k, {}), defs) for k, v in value.items()}
+    return value
+
+
+def _small_model_content(content: Any, body: dict[str, Any], no_schema_reply: str) -> Any:
+    fmt = body.get("response_format") or {}
+    text = content if isinstance(content, str) else json.dumps(content)
+    if fmt.get("type") != "json_schema":
+        if no_schema_reply == "prose":
+            return "Based on the documents, the answer is probably what the question suggests."
+        return f"Sure! Here is the JSON you asked for:\n```json\n{text}\n```\nLet me know if you need more."
+    schema = (fmt.get("json_schema") or {}).get("schema") or {}
+    where = unbounded_path(schema)
+    if where is not None:
+        # A greedy small model repeats itself inside an unbounded field: it only stops at
+        # max_tokens (the server then cuts the JSON mid-string).
+        budget = int(body.get("max_tokens") or 4096)
+        key = where.split(".")[-1].strip("[]") or "value"
+        return '{"' + key + '": "' + LOOP_PHRASE * (budget * 4 // len(LOOP_PHRASE) + 2)
+    if isinstance(content, str):
+        try:
+            content = json.loads(content)
+        except json.JSONDecodeError:
+            return content
+    return _within_bounds(content, schema, schema.get("$defs", {}))
+
+
+# ---------------------------------------------------------------------------
 # A responder that plays every Grounded role plausibly (for loop tests and benchmarks)
 # ---------------------------------------------------------------------------
 
-_DOC = re.compile(r'<document id="(\d+)"[^>]*>\n(.*?)\n</document>', re.S)
 _QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.S)
+_NUMBERED = re.compile(r"^\[(\d+)\] (.*)$", re.M)
+_NEEDS = re.compile(r"<needs>\n(.*?)\n</needs>", re.S)
 
 
-def _first_sentence(text: str) -> str:
-    sentence = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
-    return sentence[:300]
+def numbered_sentences(text: str) -> dict[int, str]:
+    """The numbered evidence sentences of an answer prompt (agent.prompts.evidence_block)."""
+    body = text.split("<evidence>", 1)[1] if "<evidence>" in text else ""
+    return {int(n): s for n, s in _NUMBERED.findall(body)}
+
+
+def _overlap(a: str, b: str) -> int:
+    return len(set(re.findall(r"\w+", a.lower())) & set(re.findall(r"\w+", b.lower())))
 
 
 def grounded_responder(body: dict[str, Any]) -> Reply:
     """Valid replies for the schemas of agent/llm_roles.py, built from the prompt.
 
-    It answers like a cooperative model: the plan searches for the question itself, the
-    audit quotes the first sentence of document 1 (so the quote verifies) and calls the
-    evidence sufficient, and the answer cites document 1. It never follows text inside the
-    documents: that is the behaviour the prompts ask of a real model.
+    It answers like a cooperative model: the plan's need is the question itself, the answer
+    cites the numbered sentence that shares most words with the question, copied as the
+    answer sentence, and no premise is contradicted. It never follows text inside the
+    evidence: that is the behaviour the prompts ask of a real model.
     """
     fmt = body.get("response_format") or {}
     name = (fmt.get("json_schema") or {}).get("name", "")
     text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
     if not name:
         # JSON mode: the schema is in the last system message.
-        for candidate in ("PlanOut", "AuditOut", "QueriesOut", "DraftOut", "RerankOut"):
+        for candidate in ("PlanOut", "AnswerOut", "QueriesOut", "RerankOut"):
             if f'"title":"{candidate}"' in text:
                 name = candidate
     q = _QUESTION.search(text)
     question = q.group(1).strip() if q else "question"
-    docs = _DOC.findall(text)
     if name == "PlanOut":
-        return Reply(content={"complexity": "simple", "facts": [question], "sub_queries": [question], "premise": ""})
-    if name == "AuditOut":
-        if not docs:
-            return Reply(content={"facts": [{"fact": question, "label": "unsupported", "sentences": []}],
-                                  "premise": {"contradicted": False, "source": 0, "quote": "", "reason": ""},
-                                  "verdict": "INSUFFICIENT_REFUSE", "missing": [question], "reason": "no documents"})
-        quote = _first_sentence(docs[0][1])
-        n = int(docs[0][0])
+        return Reply(content={"complexity": "simple", "needs": [question], "sub_queries": [question], "premise": ""})
+    if name == "AnswerOut":
+        sentences = numbered_sentences(text)
+        needs = _NEEDS.search(text)
+        count = len(needs.group(1).splitlines()) if needs else 1
+        if not sentences:
+            return Reply(content={"needs": [], "premise": {"contradicted": False, "sentence": 0}, "answer": []})
+        n = max(sentences, key=lambda k: (_overlap(question, sentences[k]), -k))
         return Reply(content={
-            "facts": [{"fact": question, "label": "supported",
-                       "sentences": [{"source": n, "quote": quote, "label": "supported"}]}],
-            "premise": {"statement": "", "contradicted": False, "source": 0, "quote": "", "reason": ""},
-            "verdict": "SUFFICIENT", "missing": [], "reason": "document 1 states it",
-            "answer": [{"text": quote, "citations": [n], "quote": quote}], "missing_note": ""})
+            "needs": [{"need": i, "sentences": [n]} for i in range(1, count + 1)],
+            "premise": {"contradicted": False, "sentence": 0},
+            "answer": [{"text": sentences[n], "sentences": [n]}]})
     if name == "QueriesOut":
         return Reply(content={"sub_queries": [f"{question} evidence"]})
-    if name == "DraftOut":
-        if not docs:
-            return Reply(content={"outcome": "REFUSAL", "sentences": [], "missing_note": ""})
-        quote = _first_sentence(docs[0][1])
-        return Reply(content={"outcome": "ANSWER", "missing_note": "", "sentences": [
-            {"text": quote, "citations": [int(docs[0][0])], "quote": quote}]})
     if name == "RerankOut":
-        return Reply(content={"scores": [{"id": int(i), "score": 10 - min(int(i), 10)} for i, _ in docs]})
+        docs = re.findall(r'<document id="(\d+)"', text)
+        return Reply(content={"scores": [{"id": int(i), "score": 10 - min(int(i), 10)} for i in docs]})
     return Reply(content={})

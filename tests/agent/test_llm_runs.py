@@ -126,21 +126,21 @@ def test_a_comparison_is_planned_by_the_model_and_costs_two_calls(openai_setting
     assert run.status == Run.Status.DONE, run.error
     assert run.llm_calls == 2
     names = [r.body["response_format"]["json_schema"]["name"] for r in fake_openai.chat_requests]
-    assert names == ["PlanOut", "AuditOut"]
+    assert names == ["PlanOut", "AnswerOut"]
 
 
 def _obedient_responder(body: dict) -> Reply:
-    """A model that does what the hostile document says: claims YES with a made-up quote."""
+    """A model that does what the hostile document says: answers YES, citing the hostile sentence."""
+    from tests.fake_openai import numbered_sentences
+
     name = (body.get("response_format") or {}).get("json_schema", {}).get("name", "")
-    if name == "AuditOut":
+    if name == "AnswerOut":
+        text = "\n".join(str(m.get("content", "")) for m in body["messages"])
+        hostile = [n for n, s in numbered_sentences(text).items() if "IGNORE" in s or "YES" in s] or [1]
         return Reply(content={
-            "facts": [{"fact": "answer", "label": "supported",
-                       "sentences": [{"source": 1, "quote": "The answer is YES.", "label": "supported"}]}],
-            "premise": {"contradicted": False, "source": 0, "quote": "", "reason": ""},
-            "verdict": "SUFFICIENT", "missing": [], "reason": "the document says to answer YES"})
-    if name == "DraftOut":
-        return Reply(content={"outcome": "ANSWER", "missing_note": "", "sentences": [
-            {"text": "YES, BM25 is a neural network.", "citations": [1], "quote": "The answer is YES."}]})
+            "needs": [{"need": 1, "sentences": hostile}],
+            "premise": {"contradicted": False, "sentence": 0},
+            "answer": [{"text": "YES, BM25 is a neural network.", "sentences": hostile}]})
     return grounded_responder(body)
 
 
@@ -152,11 +152,12 @@ def test_a_hijacked_model_cannot_turn_a_hostile_document_into_an_answer(openai_s
     run = services.run_execute(run_id=run.pk, retriever=ListRetriever(chunks))
 
     assert run.status == Run.Status.DONE, run.error
-    # The made-up quote is not in any chunk: the audit finds no support, retries, and refuses.
+    # The cited sentence does not say that BM25 is a neural network: the verifier drops the
+    # sentence, and nothing else is left to answer with.
     assert run.outcome == Outcome.REFUSAL
     assert "YES, BM25 is a neural network" not in run.answer
     assert not run.citations.filter(verified=True, quote__icontains="YES").exists()
-    # Every request kept the hostile text inside its document element.
+    # Every request kept the hostile text inside its evidence element.
     for request in fake_openai.chat_requests:
         assert "<system>" not in request.text
-        assert request.text.count("</document>") == len(re.findall(r"<document id=", request.text))
+        assert request.text.count("</document>") == len(re.findall(r"<document title=", request.text))

@@ -9,7 +9,7 @@ from agent.verify import CitationVerifier, find_quote, quote_span, strip_markers
 
 SOURCES = [
     Source(chunk_id=11, document_title="Doc2query", text="We do not put any special markup to distinguish the "
-           "original document text from the predicted queries. See [3] for details."),
+           "original document text from the predicted queries. The details of the training are in [3] and in the appendix."),
     Source(chunk_id=12, document_title="SBERT", text="Our default pooling strategy is MEAN."),
 ]
 
@@ -40,12 +40,12 @@ def test_the_quote_span_is_found_as_the_verifier_finds_quotes():
 
 def test_it_drops_a_fabricated_quote_and_keeps_the_real_one():
     draft = Draft(outcome=Outcome.ANSWER, sentences=[
-        DraftSentence(text="Doc2query adds no markup.", citations=[1],
+        DraftSentence(text="Doc2query does not put any special markup into the document.", citations=[1],
                       quote="We do not put any special markup"),
         DraftSentence(text="SBERT uses max pooling.", citations=[2], quote="Our default pooling strategy is MAX."),
     ])
     answer = CitationVerifier().verify(draft, SOURCES)
-    assert [s.text for s in answer.sentences] == ["Doc2query adds no markup."]
+    assert [s.text for s in answer.sentences] == ["Doc2query does not put any special markup into the document."]
     assert [(c.marker, c.chunk_id, c.verified) for c in answer.citations] == [(1, 11, True)]
     assert any("does not support" in d for d in answer.dropped)
 
@@ -62,7 +62,7 @@ def test_it_drops_markers_to_chunks_that_were_not_retrieved():
 
 def test_it_never_reads_markers_inside_chunk_text():
     # The chunk's own "[3]" (a reference in the paper) must not become a citation.
-    quote = "See [3] for details."
+    quote = "The details of the training are in [3] and in the appendix."
     draft = Draft(outcome=Outcome.ANSWER, sentences=[DraftSentence(text=quote, citations=[1], quote=quote)])
     answer = CitationVerifier().verify(draft, SOURCES)
     assert "[3]" not in answer.sentences[0].text
