@@ -200,15 +200,23 @@ def candidate_sentences(question: str, needs: Sequence[str], premise: str, sourc
     3. take the best `per_need` for each need and two for the premise, then fill up to `limit`
        with the best remaining by their highest score.
     """
+    from agent.local.eligibility import is_injection, is_instruction
     from agent.local.scoring import score_sentences
     from agent.local.text import split_sentences
 
     pool: list[tuple[int, int, str]] = []  # (source index, position, sentence)
     for i, source in enumerate(sources):
+        # A chunk that tries to steer a model is untrusted as a whole, as in the local
+        # auditor: its declarative sentences may be the payload. A model never sees them.
+        if is_injection(source.text):
+            continue
         for pos, sentence in enumerate(split_sentences(source.text)):
             # A sentence that starts in lower case was cut by a chunk boundary: its subject
             # is in the previous chunk, so a reader (and a model) would misread it.
             if not 20 <= len(sentence) <= 500 or sentence[0].islower() or eligibility(sentence):
+                continue
+            # Sentences addressed to the reader or a model are instructions, not evidence.
+            if is_instruction(sentence):
                 continue
             pool.append((i, pos, sentence))
     # Overlapping chunks repeat sentences: keep each once, and drop one that another contains.
