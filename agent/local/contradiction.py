@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from agent.local.text import NEGATIONS, STOPWORDS, antonym_clash, numbers, stem, words
+from agent.local.text import NEGATIONS, STOPWORDS, anchor_terms, antonym_clash, numbers, stem, words
 
 _SCOPE = 5  # content words after a negation that it covers
 _CLAUSE_END = re.compile(r"[,;:()]|\b(?:but|while|whereas|although)\b")
@@ -158,7 +158,16 @@ def term_substitution(claim: str, sentence: str, sibling_map: dict[str, set[str]
     claim_terms = set(_content(claim))
     sent = _stems(sentence)
     bag = sent | _stems(context)
-    for term in claim_terms - sent:
+    # Only a value can be substituted: a name, acronym, identifier or number of the claim
+    # ("MAX" against "MEAN"). Common nouns have siblings in every paper ("documents and
+    # queries"), so a sentence that merely speaks of queries would contradict any claim
+    # about documents.
+    values = set(anchor_terms(claim))
+    # A claim begins with its subject: a capitalised first word is a name too ("Peak ...").
+    first = re.match(r"\s*([A-Z][\w\-]+)", claim)
+    if first and first.group(1).lower() not in STOPWORDS:
+        values.add(stem(first.group(1).lower()))
+    for term in (claim_terms - sent) & values:
         rivals = (sibling_map.get(term, set()) & sent) - claim_terms
         if not rivals:
             continue

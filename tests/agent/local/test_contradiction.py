@@ -71,3 +71,14 @@ def test_alternatives_are_read_from_the_connective():
 def test_a_paraphrased_contradiction_without_a_surface_cue():
     assert contradiction_cue("The vaccine raised antibody levels in older patients",
                              "In older patients antibody levels fell after vaccination.") != ""
+
+
+def test_a_common_noun_with_a_listed_sibling_is_not_a_substituted_value():
+    # "readings, summaries or logs" makes the nouns siblings, but a sentence about summaries
+    # does not deny a claim about readings: only a value (a name, acronym, number) is replaced.
+    chunk = "Thermo stores readings, summaries or logs."
+    sibling_map = siblings([chunk])
+    assert "summari" in sibling_map["read"]
+    cue = contradiction_cue("Thermo computes a score for each reading", "Thermo computes a score for each summary.",
+                            sibling_map=sibling_map, context=chunk)
+    assert cue == ""
