@@ -71,3 +71,25 @@ def test_span_check_finds_a_verbatim_span_and_rejects_a_changed_one_or_wrong_pag
     assert span_problems(question(good, 2)) == []
     assert "not in the paper" in span_problems(question(good.replace("10 queries", "20 queries"), 2))[0]
     assert "found on page(s) [2] instead" in span_problems(question(good, 3))[0]
+
+
+def test_summary_scores_each_category_against_its_own_expected_outcome(blind):
+    blind_eval, _ = blind
+
+    def row(category: str, expected: str, outcome: str, ms: int, hit: bool = False) -> dict:
+        return {"category": category, "expected_outcome": expected, "outcome": outcome, "latency_ms": ms,
+                "has_evidence": expected in ("ANSWER", "FALSE_PREMISE"), "evidence_hit_quote": hit,
+                "evidence_hit_chunk": hit}
+
+    rows = [row("answerable", "ANSWER", "ANSWER", 10, hit=True), row("answerable", "ANSWER", "REFUSAL", 30),
+            row("false_premise", "FALSE_PREMISE", "ANSWER", 20), row("out_of_scope", "REFUSAL", "PARTIAL", 40),
+            row("vague", "CLARIFY", "CLARIFY", 50), row("vague", "CLARIFY", "REFUSAL", 60)]
+    s = blind_eval.summarise("agentic", rows)
+    assert s["answerable refused"] == "1/2"
+    assert s["out-of-scope answered"] == "1/1"
+    assert s["false premises corrected"] == "0/1"
+    assert s["clarify given"] == "1/2"
+    assert s["evidence hit (quote)"] == "1/3"
+    assert s["expected outcome met"] == "2/6"
+    assert s["latency p50 ms"] == 35
+    assert s["outcomes per category"]["vague"] == {"CLARIFY": 1, "REFUSAL": 1}
