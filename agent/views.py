@@ -114,6 +114,7 @@ def _fragment_context(run: Run) -> dict:
         "stages": stages,
         "citations": citations,
         "answer_html": answer_html(run.answer, markers={c.marker for c in citations}, panel_url=panel_url),
+        "overdue": _overdue_context(run),
     }
     if run.outcome == Outcome.REFUSAL:
         context["searched"] = list(dict.fromkeys(q for s in stages if s.kind == "retrieve" for q in s.queries))
@@ -126,9 +127,23 @@ def _fragment_context(run: Run) -> dict:
 
 
 def _cursor(run: Run) -> str:
-    """Changes whenever the run row or its steps change; steps are only ever appended."""
+    """Changes whenever the run row or its steps change (steps are only ever appended), and
+    when the run passes its time limit, so the page shows the warning without a reload."""
+    from agent.sweeper import run_overdue_seconds
+
     last_step = run.steps.order_by("-ordinal").values_list("ordinal", flat=True).first()
-    return f"{run.updated_at.timestamp():.6f}:{last_step if last_step is not None else -1}"
+    late = ":late" if run_overdue_seconds(run) else ""
+    return f"{run.updated_at.timestamp():.6f}:{last_step if last_step is not None else -1}{late}"
+
+
+def _overdue_context(run: Run) -> dict | None:
+    """The run page's warning when a run has existed for longer than an answer may take."""
+    from agent.sweeper import run_overdue_seconds, sweep_health
+
+    if not run_overdue_seconds(run):
+        return None
+    health = sweep_health()
+    return {"limit": settings.ANSWER_TIME_LIMIT, "sweeper_late": health.late, "last_sweep_age": health.age_seconds}
 
 
 @login_required
@@ -210,3 +225,17 @@ def run_history(request: HttpRequest, slug: str) -> HttpResponse:
         "agent/history.html",
         {"collection": collection, "runs": runs, "outcome": outcome, "filters": HISTORY_FILTERS},
     )
+
+
+@login_required
+@require_GET
+def operations_status(request: HttpRequest) -> HttpResponse:
+    """Staff only (others get 404): is the sweeper alive, and what work is waiting or late."""
+    from agent.sweeper import LATE_AFTER_INTERVALS, sweep_health, work_in_flight
+
+    if not request.user.is_staff:
+        raise Http404
+    return render(request, "agent/operations_status.html", {
+        "health": sweep_health(), "work": work_in_flight(), "late_after": LATE_AFTER_INTERVALS,
+        "answer_limit": settings.ANSWER_TIME_LIMIT, "ingest_limit": settings.INGEST_TIME_LIMIT,
+    })

@@ -88,6 +88,8 @@ def with_splits(questions: list[dict]) -> list[dict]:
     the half the local roles' thresholds may be chosen on, "test" (held out) for the rest."""
     from agent.local.calibration import devbench_splits
 
+    if all("split" in q for q in questions):
+        return questions  # already split over the whole set: a subset keeps its splits
     splits = devbench_splits(q["question_id"] for q in questions)
     return [{**q, "split": splits[q["question_id"]]} for q in questions]
 

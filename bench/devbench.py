@@ -115,11 +115,24 @@ def main() -> None:
                         help="grid anchor_min and premise_contradict_min of AuditorParams on the calibration half")
     parser.add_argument("--split", default="test", choices=["test", "calibration"],
                         help="test: the half no threshold was calibrated on")
+    parser.add_argument("--only-ready", action="store_true",
+                        help="ingest nothing: use the papers already in var/, and only the questions whose "
+                             "expected papers are all there (the distractors are then fewer)")
     parser.add_argument("--var", default=str(common.ROOT / "var" / "bench"), help="folder of its database and index")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
-    user, collection = common.collection_with_papers(common.paper_stems())
-    every = common.with_splits(common.load_questions())
+    if args.only_ready:
+        from knowledge.models import Collection
+
+        collection = Collection.objects.get(slug="devbench")
+        user = collection.created_by
+        ready = {n.removesuffix(".pdf") for n in
+                 collection.documents.filter(status="ready").values_list("original_name", flat=True)}
+        print(f"{len(ready)} papers ready: {', '.join(sorted(ready))}", file=sys.stderr)
+    else:
+        user, collection = common.collection_with_papers(common.paper_stems())
+        ready = set(common.paper_stems())
+    every = [q for q in common.with_splits(common.load_questions()) if set(q["expected_doc_ids"]) <= ready]
     if args.calibrate:
         _calibrate(collection, [q for q in every if q["split"] == "calibration"])
         return

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ingest.py --size small   # CI: one 7-page paper
     .venv/bin/python bench/ingest.py                # full: largest paper, a 100-page PDF, all 25
+    .venv/bin/python bench/ingest.py --size papers  # only the 25 papers into one collection
 
 Uses a private SQLite database and media folder under a temporary directory, the local
 embedding model, and runs jobs in-process (the same code the Celery task calls).
@@ -178,8 +179,8 @@ def _all_papers(user) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", choices=("small", "full", "hundred"), default="full",
-                        help="hundred: only the 100-page PDF case of the full size")
+    parser.add_argument("--size", choices=("small", "full", "hundred", "papers"), default="full",
+                        help="hundred: only the 100-page PDF case of the full size; papers: only the all-25 case")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if not PAPERS.exists():
@@ -198,6 +199,8 @@ def main() -> None:
             results["small"] = run_case(PAPERS / "1904.08375v2_doc2query.pdf", user)
         elif args.size == "hundred":
             results["hundred_pages"] = run_case(_hundred_pages(tmp), user, reps=1)
+        elif args.size == "papers":
+            results["all_papers"] = _all_papers(user)
         else:
             largest = max(PAPERS.glob("*.pdf"), key=lambda p: len(__import__("pypdf").PdfReader(p).pages))
             results["largest"] = run_case(largest, user)

@@ -517,6 +517,12 @@ class DocumentRetryApi(APIView):
 # ---------------------------------------------------------------------------
 
 
+# A search response carries up to 50 chunks' texts; chunking caps a chunk at 4,000
+# characters (knowledge.chunking.DEFAULT_MAX_CHARS), and this bounds the body even for
+# chunks stored before that cap existed (a 19 MB chunk once made a 19 MB response).
+SEARCH_TEXT_MAX_CHARS = 8000
+
+
 class SearchHitOutputSerializer(serializers.Serializer):
     chunk_id = serializers.IntegerField()
     score = serializers.FloatField(help_text="Fused score (higher is better).")
@@ -532,7 +538,8 @@ class SearchHitOutputSerializer(serializers.Serializer):
     page_start = serializers.IntegerField()
     page_end = serializers.IntegerField()
     section_title = serializers.CharField()
-    text = serializers.CharField()
+    text = serializers.CharField(help_text=f"The chunk's text, at most {SEARCH_TEXT_MAX_CHARS:,} characters.")
+    text_truncated = serializers.BooleanField(help_text="Whether `text` was cut to that length.")
 
 
 class SearchApi(APIView):
@@ -634,7 +641,8 @@ class SearchApi(APIView):
                     "page_start": chunk.page_start,
                     "page_end": chunk.page_end,
                     "section_title": chunk.section_title,
-                    "text": chunk.text,
+                    "text": chunk.text[:SEARCH_TEXT_MAX_CHARS],
+                    "text_truncated": len(chunk.text) > SEARCH_TEXT_MAX_CHARS,
                 }
             )
         return results

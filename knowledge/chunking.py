@@ -10,7 +10,7 @@ one contiguous slice of that text; `char_start` is its offset into the cleaned t
 (`chunk_text_from_pages` does exactly this).
 
 Algorithm:
-1. Split each paragraph into sentences; a sentence longer than the budget is cut into
+1. Split each paragraph into sentences (knowledge.text); a sentence longer than the budget is cut into
    word windows. Token counts come from the model's tokenizer (sum of parts == count of
    the whole, since WordPiece splits on whitespace first).
 2. Pack units greedily up to `max_tokens`. A section heading always starts a new chunk
@@ -29,27 +29,27 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from knowledge.pdf import CleanPage
+from knowledge.text import sentence_spans
 
 PAGE_JOINER = "\n\n"
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"
 # all-MiniLM-L6-v2 reads 256 word pieces including [CLS] and [SEP]: 254 of text. A little
 # under it leaves room for tokenizer differences on the OpenAI side.
 DEFAULT_MAX_TOKENS = 250
 DEFAULT_OVERLAP_TOKENS = 40
+# A hard ceiling on a chunk's characters, whatever the token count says: the tokenizer counts
+# a "word" of any length without spaces (a base64 blob, a 19 MB line) as one [UNK] piece, so
+# only a character cap keeps such a file from becoming one giant chunk. Prose chunks of
+# 250 word pieces hold about 1,000-1,500 characters, far below it.
+DEFAULT_MAX_CHARS = 4000
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
-
-_ABBREVIATIONS = {
-    "al", "e.g", "i.e", "etc", "fig", "figs", "eq", "eqs", "sec", "secs", "tab", "vs", "cf", "resp", "approx",
-    "no", "dr", "mr", "ms", "prof", "st", "ref", "refs", "vol", "pp", "ch", "appx", "app", "def", "thm",
-}
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+(?=[\"\u201c(\[]?[A-Z0-9])")
-
 
 @dataclass(frozen=True)
 class ChunkParams:
     max_tokens: int = DEFAULT_MAX_TOKENS
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS
+    max_chars: int = DEFAULT_MAX_CHARS
     version: str = CHUNKER_VERSION
 
     def to_json(self) -> dict:
@@ -82,19 +82,24 @@ class _Unit:
 
 
 def _split_sentences(text: str, base: int) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for m in _SENTENCE_BREAK.finditer(text):
-        before = text[start : m.start()].rstrip(".!?\"'\u201d\u2019)]")
-        last_word = before.rsplit(None, 1)[-1].lower() if before.split() else ""
-        # "et al. (2018)", "Fig. 3", "e.g. BM25" and single initials are not sentence ends.
-        if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
-            continue
-        spans.append((base + start, base + m.start()))
-        start = m.end()
-    if start < len(text):
-        spans.append((base + start, base + len(text.rstrip())))
-    return [(a, b) for a, b in spans if b > a]
+    # The one splitter (knowledge.text), so a chunk ends between the sentences the agent quotes.
+    return [(base + a, base + b) for a, b in sentence_spans(text)]
+
+
+def _char_pieces(doc: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """Cut a span longer than max_chars, at the last space inside each window if there is one."""
+    pieces: list[tuple[int, int]] = []
+    while end - start > max_chars:
+        stop = start + max_chars
+        space = doc.rfind(" ", start + max_chars // 2, stop)
+        cut = space if space > start else stop
+        pieces.append((start, cut))
+        start = cut
+        while start < end and doc[start].isspace():
+            start += 1
+    if end > start:
+        pieces.append((start, end))
+    return pieces
 
 
 def _word_windows(doc: str, start: int, end: int, max_tokens: int, count: TokenCounter) -> list[tuple[int, int, int]]:
@@ -152,6 +157,12 @@ def _units(pages: Sequence[CleanPage], doc: str, page_offsets: list[int], params
                 for i, (a, b) in enumerate(_split_sentences(para, p_start)):
                     raw.append((a, b, page.number, section, is_reference, i == 0, False))
             pos += len(para) + 2
+    # Hard split first: nothing longer than max_chars reaches the token counter or a chunk.
+    raw = [
+        (pa, pb, page_no, sec, ref, para and i == 0, head and i == 0)
+        for a, b, page_no, sec, ref, para, head in raw
+        for i, (pa, pb) in enumerate(_char_pieces(doc, a, b, params.max_chars))
+    ]
     counts = count([doc[a:b] for a, b, *_ in raw])
     units: list[_Unit] = []
     for (a, b, page_no, sec, ref, para, head), n in zip(raw, counts, strict=True):
@@ -198,7 +209,8 @@ def chunk_pages(
     tokens = 0
     for unit in units:
         new_section = unit.heading or (group and unit.is_reference != group[0].is_reference)
-        if group and (new_section or tokens + unit.tokens > params.max_tokens):
+        too_long = bool(group) and unit.end - group[0].start > params.max_chars
+        if group and (new_section or too_long or tokens + unit.tokens > params.max_tokens):
             if new_section:
                 emit(group)
                 group, tokens = [], 0
@@ -222,11 +234,13 @@ def chunk_pages(
                         overlap.insert(0, u)
                         budget -= u.tokens
                 # The overlap must never push the new chunk over budget.
-                while overlap and sum(u.tokens for u in overlap + tail) + unit.tokens > params.max_tokens:
+                while overlap and (sum(u.tokens for u in overlap + tail) + unit.tokens > params.max_tokens
+                                   or unit.end - overlap[0].start > params.max_chars):
                     overlap.pop(0)
                 group = overlap + tail
                 tokens = sum(u.tokens for u in group)
-                if group and tokens + unit.tokens > params.max_tokens:
+                if group and (tokens + unit.tokens > params.max_tokens
+                              or unit.end - group[0].start > params.max_chars):
                     emit(group)
                     group, tokens = [], 0
         group.append(unit)

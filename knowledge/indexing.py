@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
+from collections.abc import Collection as Collection_
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -20,7 +21,9 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db.models import F
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
 
 from knowledge.models import Chunk, Collection, Document
 from knowledge.retrieval.engine import MODES, HybridSearcher, SearchHit, needs_vector
@@ -52,9 +55,9 @@ def collection_index_dir(collection_id: int) -> Path:
 
 
 def _split_sentences(text: str) -> list[str]:
-    # The agent's local roles quote sentences with the same splitter, so a sentence the
-    # reranker scores is a sentence the auditor can cite.
-    from agent.local.text import split_sentences
+    # The agent's local roles quote sentences with the same splitter (knowledge.text), so a
+    # sentence the reranker scores is a sentence the auditor can cite.
+    from knowledge.text import split_sentences
 
     return split_sentences(text)
 
@@ -90,13 +93,15 @@ def bm25_text(title: str, section_title: str, text: str) -> str:
     return f"{title}\n{section_title}\n{text}"
 
 
-def _build(collection_id: int) -> IndexData:
+def _build(collection_id: int, publish: Collection_[int] = ()) -> IndexData:
     from knowledge.embedding_cache import default_embedder, embed_with_cache
     from knowledge.retrieval.bm25 import BM25Index
     from knowledge.retrieval.tokenize import tokenize
 
+    included = Q(document__status=Document.Status.READY) | Q(document_id__in=list(publish),
+                                                              document__status=Document.Status.PROCESSING)
     rows = list(
-        Chunk.objects.filter(document__collection_id=collection_id, document__status=Document.Status.READY)
+        Chunk.objects.filter(included, document__collection_id=collection_id)
         .order_by("document_id", "ordinal")
         .values_list("id", "document_id", "text", "text_hash", "is_reference", "document__title", "section_title")
     )
@@ -106,11 +111,15 @@ def _build(collection_id: int) -> IndexData:
     # A reference-section chunk gets none: the reranker then scores it by its chunk vector.
     # Bibliography entries split into many fragments that no answer quotes, and embedding
     # them was a third of the index build of a long paper.
+    # Only answer-eligible sentences get one: a heading, a figure label or a table row is
+    # never the best sentence of a chunk, and skipping them saves their embedding time.
+    from knowledge.text import is_answer_eligible
+
     sentences: list[str] = []
     offsets = [0]
     for row in rows:
         if not row[4]:
-            sentences.extend(_split_sentences(row[2]))
+            sentences.extend(s for s in _split_sentences(row[2]) if is_answer_eligible(s))
         offsets.append(len(sentences))
     sent_vectors = embed_with_cache(sentences, embedder=embedder) if sentences else np.zeros(
         (0, embedder.dim), dtype=np.float32)
@@ -126,24 +135,31 @@ def _build(collection_id: int) -> IndexData:
     )
 
 
-def index_rebuild(*, collection: Collection) -> int:
+def index_rebuild(*, collection: Collection, publish: Collection_[int] = ()) -> int:
     """Rebuild the collection's index from its READY documents and return the new version.
+
+    `publish`: PROCESSING documents whose chunks are written (an ingestion that reached its
+    last step); they go into this index and become READY when it is the one queries load,
+    so a client that waits for `ready` never searches an index without its document.
 
     Steps, under a file lock per collection so two workers never write at once:
     1. read the chunks and their cached vectors (embedding only what the cache lacks);
     2. write version N+1 into a fresh folder (atomic rename, see retrieval.store);
-    3. bump Collection.index_version with an F() update, so readers switch to N+1;
+    3. bump Collection.index_version with an F() update, so readers switch to N+1, and in
+       the same transaction mark the `publish` documents READY;
     4. delete versions older than N: N itself stays one round for processes that are
        between reading the version number and opening its files.
     The lock is taken before reading the chunks: a rebuild that starts after a commit
-    always sees that commit, so the last rebuild to finish has the newest state.
+    always sees that commit, so the last rebuild to finish has the newest state. A
+    published document is READY before the lock is released, so every later rebuild
+    includes it.
     """
     from filelock import FileLock
 
     root = collection_index_dir(collection.pk)
     root.mkdir(parents=True, exist_ok=True)
     with FileLock(str(root / ".lock")):
-        data = _build(collection.pk)
+        data = _build(collection.pk, publish)
         current = Collection.objects.filter(pk=collection.pk).values_list("index_version", flat=True).get()
         new = current + 1
         data.meta["version"] = new
@@ -151,7 +167,11 @@ def index_rebuild(*, collection: Collection) -> int:
         # (no reader can know the number yet): replace it.
         shutil.rmtree(root / str(new), ignore_errors=True)
         write_index(data, root / str(new))
-        Collection.objects.filter(pk=collection.pk).update(index_version=F("index_version") + 1)
+        with transaction.atomic():
+            Collection.objects.filter(pk=collection.pk).update(index_version=F("index_version") + 1)
+            if publish:
+                Document.objects.filter(pk__in=list(publish), status=Document.Status.PROCESSING).update(
+                    status=Document.Status.READY, updated_at=timezone.now())
         collection.index_version = new
         for old in root.iterdir():
             if old.is_dir() and ((old.name.isdigit() and int(old.name) < current) or old.name.startswith(".")):
@@ -178,14 +198,15 @@ def _searcher(collection: Collection, version: int) -> HybridSearcher:
     return searcher
 
 
-def _matches(document: tuple[int, str, Any], filters: Mapping[str, Any]) -> bool:
-    _, title, metadata = document
+def _matches(document: tuple[int, str, Any, str], filters: Mapping[str, Any]) -> bool:
+    _, title, metadata, file_name = document
     metadata = metadata if isinstance(metadata, dict) else {}
     for key, wanted in filters.items():
         if wanted in (None, "", []):
             continue
         if key == "title":
-            haystack = f"{title} {metadata.get('title', '')}".casefold()
+            # The file name is the document's second label (its title is read from the file).
+            haystack = f"{title} {metadata.get('title', '')} {file_name}".casefold()
             if str(wanted).casefold() not in haystack:
                 return False
         elif key == "year":
@@ -215,7 +236,7 @@ def _allowed_mask(collection: Collection, searcher: HybridSearcher, document_ids
     docs = Document.objects.filter(collection=collection, status=Document.Status.READY)
     if document_ids is not None:
         docs = docs.filter(pk__in=document_ids)
-    rows = list(docs.values_list("id", "title", "metadata"))
+    rows = list(docs.values_list("id", "title", "metadata", "original_name"))
     if filters:
         rows = [r for r in rows if _matches(r, filters)]
     return searcher.data.rows_of(np.array([r[0] for r in rows], dtype=np.int64))

@@ -2,7 +2,8 @@
 
 extract (pypdf page by page, or text/HTML; cached per file sha256 + parser version)
 → chunk (knowledge.chunking) → embed (batched, through the EmbeddingCache)
-→ write chunks and mark the document READY in one transaction → rebuild the index.
+→ write chunks (one transaction) → rebuild the index, which marks the document READY
+once the index that contains it is the one queries load.
 
 Every job ends DONE or FAILED with a message a person understands; the worker lives on.
 """
@@ -188,7 +189,9 @@ def document_process(*, job: IngestJob, embedder=None, timings: Timings | None =
     timings.embed_cpu = time.process_time() - cpu
 
     t = time.perf_counter()
-    # Chunks appear together with READY, in one transaction: search never sees half a document.
+    # All chunks in one transaction: search never sees half a document. A new document stays
+    # PROCESSING until the index rebuild below publishes it (READY = searchable); one that was
+    # READY stays READY, its old chunks replaced at once.
     with transaction.atomic():
         locked = Document.objects.select_for_update().filter(pk=document.pk).first()
         if locked is None:
@@ -205,16 +208,20 @@ def document_process(*, job: IngestJob, embedder=None, timings: Timings | None =
         ], batch_size=500)
         # The file's own stamp wins over an identifier in its name.
         inferred = {**infer_metadata("", document.original_name), **found}
+        metadata = merge_inferred(locked.metadata or {}, inferred)
+        # The printed title replaces the file-name title (the file name stays as original_name),
+        # unless an editor set one.
+        title = metadata.get("title") if "title" not in metadata.get("edited", []) else None
         Document.objects.filter(pk=document.pk).update(
-            status=Document.Status.READY, error="", pages=len(pages), parser=parser, parser_version=version,
-            chunking=params.to_json(), metadata=merge_inferred(locked.metadata or {}, inferred),
-            updated_at=timezone.now(),
+            error="", pages=len(pages), parser=parser, parser_version=version,
+            chunking=params.to_json(), metadata=metadata, updated_at=timezone.now(),
+            **({"title": title[:500]} if title else {}),
         )
     timings.write = time.perf_counter() - t
 
     t = time.perf_counter()
     progress(force=True, message_key=Message.INDEXING, chunks_done=len(specs))
-    index_after_change(collection)
+    index_after_change(collection, publish=(document.pk,))
     timings.index = time.perf_counter() - t
 
 
@@ -222,11 +229,12 @@ def _progress_for(job: IngestJob) -> _Progress:
     return _Progress(job.pk)
 
 
-def index_after_change(collection: Collection) -> None:
-    """Rebuild the collection's retrieval index (knowledge.indexing owns the index)."""
+def index_after_change(collection: Collection, publish: tuple[int, ...] = ()) -> None:
+    """Rebuild the collection's retrieval index (knowledge.indexing owns the index); the
+    `publish` documents become READY with it."""
     from knowledge.indexing import index_rebuild
 
-    index_rebuild(collection=collection)
+    index_rebuild(collection=collection, publish=publish)
 
 
 def job_run(*, job_id: int, embedder=None, timings: Timings | None = None) -> IngestJob | None:

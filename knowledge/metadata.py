@@ -24,7 +24,7 @@ _ARXIV_NAME = re.compile(r"(?<![\d.])(?P<id>\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
 YEAR_MIN, YEAR_MAX = 1000, 2999
 MAX_TAGS, MAX_TAG_CHARS = 20, 50
 # The fields an editor sets; ingestion never overwrites them once set.
-EDITABLE = ("year", "tags")
+EDITABLE = ("year", "tags", "title")
 
 
 def _arxiv_year(identifier: str) -> int | None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import re
 import statistics
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,26 +30,20 @@ from io import BytesIO
 from pathlib import Path
 
 from knowledge.metadata import infer_metadata
+from knowledge.text import normalise
+from knowledge.text.sentences import NAMED_SECTIONS
 
 # Bump when cleaning or section detection changes: extracted text is cached per version.
-CLEANER_VERSION = "3"
+CLEANER_VERSION = "4"
 
 REFERENCE_TITLES = {"references", "bibliography", "literature cited", "works cited", "reference"}
-_NAMED_SECTIONS = {
-    "abstract", "introduction", "related work", "related works", "background", "method", "methods",
-    "methodology", "approach", "experiments", "experimental setup", "experimental results", "results",
-    "evaluation", "discussion", "analysis", "conclusion", "conclusions", "conclusions and future work",
-    "conclusion and future work", "future work", "limitations", "ethics statement", "ethical considerations",
-    "acknowledgements", "acknowledgments", "acknowledgement", "acknowledgment", "appendix", "appendices",
-    "supplementary material", "broader impact", "summary",
-} | REFERENCE_TITLES
+_NAMED_SECTIONS = NAMED_SECTIONS | REFERENCE_TITLES
 _NUMBERED_HEADING = re.compile(
     r"^(?P<num>(?:[1-9]\d?|[A-H])(?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^\n]{1,90})$"
 )
 _ROMAN_HEADING = re.compile(r"^(?P<num>(?:I|II|III|IV|V|VI|VII|VIII|IX|X))\.\s+(?P<title>[A-Z][A-Z \-:,&]{2,80})$")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?[-\u2013]?\s*\d{1,4}\s*[-\u2013]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
 _ARXIV_STAMP = re.compile(r"^arXiv:\d{4}\.\d{4,5}(?:v\d+)?\s+\[[\w.\-]+\]\s+\d{1,2}\s+\w{3}\s+\d{4}$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u00ad\u200b-\u200d\u2060\ufeff]")
 _HYPHEN_END = re.compile(r"([A-Za-z]+)-$")
 _WORD_START = re.compile(r"^([a-z][A-Za-z]*)")
 _TRAILING_FUNCTION_WORDS = {
@@ -128,8 +121,11 @@ def extract_pdf_pages(
     max_chars: int,
     max_stream_bytes: int = 25_000_000,
     on_page: Callable[[int, int], None] | None = None,
+    first_page: FirstPageRuns | None = None,
 ) -> list[str]:
     """Raw text of every page, or ExtractError with a reason a person understands.
+
+    `first_page`, when given, collects page 1's text runs with their font sizes (the title).
 
     `on_page(done, total)` is called after each page (progress). Bounds: more than
     `max_pages` pages is refused before any page is read; text beyond `max_chars` in total
@@ -196,7 +192,12 @@ def extract_pdf_pages(
                     contents = page.get_contents()
                     if contents is not None:
                         contents.get_data()
-                    text = page.extract_text() or ""
+                    if index == 0 and first_page is not None:
+                        first_page.height = float(page.mediabox.height)
+                        first_page.bottom = float(page.mediabox.bottom)
+                        text = page.extract_text(visitor_text=first_page.visit) or ""
+                    else:
+                        text = page.extract_text() or ""
                 except LimitReachedError as exc:
                     raise ExtractError(
                         "bomb",
@@ -225,6 +226,61 @@ def extract_pdf_pages(
             stream.close()
 
 
+@dataclass
+class FirstPageRuns:
+    """Text runs of page 1 as pypdf draws them: (font size in points, baseline y, text)."""
+
+    runs: list[tuple[float, float, str]] = field(default_factory=list)
+    height: float = 0.0
+    bottom: float = 0.0
+
+    def visit(self, text: str, cm: Sequence[float], tm: Sequence[float], font: object, size: float) -> None:
+        if not text.strip():
+            return
+        # The size drawn is the font size scaled by the text and page matrices.
+        scale = max(abs(tm[0] * cm[0] + tm[1] * cm[2]), abs(tm[2] * cm[1] + tm[3] * cm[3]))
+        self.runs.append((size * scale, tm[4] * cm[1] + tm[5] * cm[3] + cm[5], text))
+
+    def title(self) -> str:
+        """The largest text in the top 40 % of page 1: the title of nearly every paper.
+
+        Starts at the first run in the largest size and goes on through runs in that size
+        (a title wrapped over lines) or, on the same line, a smaller size (small capitals:
+        "R" + "ETRIEVAL"); stops at the first smaller line (the authors). A figure lower on
+        the page, whose labels can be larger, is out of the region. All 25 shared papers
+        get their printed title (tests/knowledge/test_pdf_title.py)."""
+        top = [r for r in self.runs if r[1] >= self.bottom + 0.6 * self.height and any(c.isalpha() for c in r[2])]
+        if not top:
+            return ""
+        biggest = max(size for size, _, _ in top)
+        parts: list[str] = []
+        previous: tuple[float, str] | None = None
+        for size, y, text in top:
+            full = size >= 0.95 * biggest
+            same_line = previous is not None and abs(previous[0] - y) < 1
+            if not parts and not full:
+                continue
+            if parts and not (full or (same_line and size >= 0.6 * biggest)):
+                break
+            glue = "" if same_line and previous and not previous[1].endswith(" ") else " "
+            parts.append(glue + text)
+            previous = (y, text)
+        return plausible_title("".join(parts))
+
+
+_JUNK_TITLE = re.compile(r"^(?:untitled|microsoft word|document\d*|slide \d+)|\.(?:pdf|docx?|tex|dvi)$", re.IGNORECASE)
+
+
+def plausible_title(text: str) -> str:
+    """`text` as a title (whitespace collapsed) if it reads like one, else ""."""
+    title = " ".join(text.split())
+    words = title.split()
+    letters = sum(c.isalpha() for c in title)
+    if not 1 <= len(words) <= 40 or len(title) > 300 or letters < 0.5 * len(title) or _JUNK_TITLE.search(title):
+        return ""
+    return title
+
+
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:160]
@@ -238,8 +294,10 @@ def extract_pdf(
     max_stream_bytes: int = 25_000_000,
     on_page: Callable[[int, int], None] | None = None,
 ) -> Extracted:
+    first_page = FirstPageRuns()
     raw = extract_pdf_pages(
-        source, max_pages=max_pages, max_chars=max_chars, max_stream_bytes=max_stream_bytes, on_page=on_page
+        source, max_pages=max_pages, max_chars=max_chars, max_stream_bytes=max_stream_bytes, on_page=on_page,
+        first_page=first_page,
     )
     pages = clean_pages(raw)
     if sum(len(p.text.strip()) for p in pages) < 20 * max(1, min(len(raw), 3)):
@@ -248,8 +306,12 @@ def extract_pdf(
             "This PDF has no text layer (it looks like scanned images), and OCR is not available. "
             "Upload a PDF with selectable text.",
         )
+    metadata = infer_metadata(raw[0] if raw else "", "")
+    title = first_page.title()
+    if title:
+        metadata["title"] = title
     return Extracted(pages=pages, parser="pypdf", parser_version=pdf_parser_version(), page_count=len(raw),
-                     metadata=infer_metadata(raw[0] if raw else "", ""))
+                     metadata=metadata)
 
 
 # ---------------------------------------------------------------------------
@@ -258,9 +320,7 @@ def extract_pdf(
 
 
 def normalise_unicode(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    text = _CONTROL.sub("", text)
-    return text.replace("\t", " ").replace("\r\n", "\n").replace("\r", "\n")
+    return normalise(text)
 
 
 def _shape(line: str) -> str:
@@ -366,8 +426,28 @@ def _heading(line: str) -> tuple[str, int] | None:
     return None
 
 
-def _paragraphs(lines: list[str]) -> list[tuple[str, tuple[str, int] | None]]:
-    """Group lines into paragraphs; each heading is a paragraph of its own."""
+def _plausible_number(title: str, numbering: dict[str, int]) -> bool:
+    """Whether a numbered heading fits the numbering seen so far, and note it if it does.
+
+    Section numbers rise one at a time; a "heading" numbered far ahead of the last one is a
+    figure or axis label that happens to start with a number ("20 Total Retrieved Documents
+    (~4K tokens)" after "1 Introduction"). Letters (appendices) and Roman numerals pass.
+    """
+    top = title.split(".", 1)[0].split(" ", 1)[0]
+    if not top.isdigit():
+        return True
+    number, last = int(top), numbering.get("top", 0)
+    if not last <= number <= last + 2:
+        return False
+    numbering["top"] = number
+    return True
+
+
+def _paragraphs(lines: list[str], numbering: dict[str, int] | None = None) -> list[tuple[str, tuple[str, int] | None]]:
+    """Group lines into paragraphs; each heading is a paragraph of its own.
+
+    `numbering` carries the last top-level section number from page to page."""
+    numbering = {} if numbering is None else numbering
     lengths = [len(ln) for ln in lines if len(ln) > 20]
     typical = statistics.median(lengths) if lengths else 60
     paragraphs: list[tuple[str, tuple[str, int] | None]] = []
@@ -384,6 +464,8 @@ def _paragraphs(lines: list[str]) -> list[tuple[str, tuple[str, int] | None]]:
             flush()
             continue
         head = _heading(line)
+        if head and not _plausible_number(head[0], numbering):
+            head = None
         if head:
             flush()
             paragraphs.append((line, head))
@@ -406,11 +488,12 @@ def clean_pages(raw_pages: Sequence[str]) -> list[CleanPage]:
     words, compounds = _vocabulary(stripped)
     pages: list[CleanPage] = []
     in_references = False
+    numbering: dict[str, int] = {}
     for number, lines in enumerate(stripped, start=1):
         parts: list[str] = []
         sections: list[SectionStart] = []
         offset = 0
-        for text, head in _paragraphs(_dehyphenate(lines, words, compounds)):
+        for text, head in _paragraphs(_dehyphenate(lines, words, compounds), numbering):
             if head:
                 title, level = head
                 bare = re.sub(r"^[\dA-Z.IVX]+\s+", "", title).lower() if title[:1].isdigit() or " " in title else title.lower()
@@ -436,6 +519,11 @@ _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 def extract_text(text: str, *, media_type: str = "text/plain", max_chars: int = 20_000_000) -> Extracted:
     """Markdown, plain text or HTML as a single page; headings become sections."""
+    if "\x00" in text:
+        # Upload checks only the head of a large file; a NUL anywhere means binary data.
+        raise ExtractError(
+            "binary", "This file contains binary data (NUL bytes), so it is not a text file and cannot be ingested."
+        )
     if len(text) > max_chars:
         raise ExtractError(
             "too_much_text", f"This file holds more than {max_chars:,} characters of text, over the limit."
@@ -461,7 +549,10 @@ def extract_text(text: str, *, media_type: str = "text/plain", max_chars: int = 
     if not body.strip():
         raise ExtractError("no_text", "This file contains no text.")
     parser = {"text/html": "html", "text/markdown": "markdown"}.get(media_type, "text")
-    return Extracted(pages=[CleanPage(1, body, sections)], parser=parser, parser_version=CLEANER_VERSION, page_count=1)
+    # The first top-level heading is the document's title (a Markdown "# ...", an HTML <h1>).
+    title = next((plausible_title(s.title) for s in sections if s.level == 1), "")
+    return Extracted(pages=[CleanPage(1, body, sections)], parser=parser, parser_version=CLEANER_VERSION, page_count=1,
+                     metadata={"title": title} if title else {})
 
 
 def _text_blocks(text: str, *, markdown: bool) -> list[tuple[str, int]]:

@@ -334,6 +334,9 @@ def document_update(*, document, title: str | None = None, year: object = _UNCHA
             raise ValidationError("A document needs a title.", code="invalid")
         retitled = title != document.title
         document.title = title
+        if retitled:
+            # Ingesting the file again must not replace it with the title read from the file.
+            edited.add("title")
     changes["edited"] = sorted(edited)
     document.metadata = changes
     document.full_clean(exclude=["file", "collection", "uploaded_by"])

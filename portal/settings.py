@@ -254,7 +254,11 @@ if REDIS_URL:
         "visibility_timeout": env_int("PORTAL_VISIBILITY_TIMEOUT", _LONGEST_TASK + 60, minimum=1)
     }
 else:
-    CELERY_BROKER_URL = "filesystem://"
+    # The host name means nothing to this transport, but without one kombu warns
+    # "No hostname was supplied" at every connection.
+    CELERY_BROKER_URL = "filesystem://localhost/"
+    # kombu's filesystem transport with atomic message files (see portal/celery.py).
+    CELERY_BROKER_TRANSPORT = "portal.celery:WholeMessageFilesystemTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "out"),
         "data_folder_out": str(BROKER_DIR / "out"),
@@ -282,10 +286,11 @@ CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 # The sweeper makes sure every job and run ends even when a message was lost (agent.sweeper).
+SWEEP_INTERVAL = env_int("PORTAL_SWEEP_INTERVAL", 60, minimum=5)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-jobs-and-runs": {
         "task": "agent.sweep",
-        "schedule": float(env_int("PORTAL_SWEEP_INTERVAL", 60, minimum=5)),
+        "schedule": float(SWEEP_INTERVAL),
     }
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

@@ -103,21 +103,13 @@ def _reset_celery_connections(app) -> None:
     pools.reset()
 
 
-@pytest.fixture
-def celery_worker_process(settings, tmp_path):
-    """A real `celery worker` process, consuming both queues, against the test database.
+@contextlib.contextmanager
+def subprocess_env(settings, tmp_path):
+    """Environment for Celery/Django processes started by a test, against the test database.
 
-    Use it from a `transaction=True` test: the worker is another process and only sees
-    committed rows. The broker is Redis when PORTAL_REDIS_URL is set (CI), else kombu's
-    filesystem transport in a private folder. Yields a function `wait(predicate, timeout)`
-    with `.kill()` (SIGKILL the worker's process group), `.start()` (a new worker with the
-    same settings), `.process` (the current one) and `.log` (their output).
+    The broker is Redis when PORTAL_REDIS_URL is set (CI), else kombu's filesystem transport
+    in a private folder that this process publishes to as well (restored on exit).
     """
-    import signal
-    import subprocess
-    import sys
-    import time
-
     from django.db import connection
 
     env = dict(os.environ)
@@ -149,6 +141,33 @@ def celery_worker_process(settings, tmp_path):
 
         app.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
         _reset_celery_connections(app)
+    try:
+        yield env
+    finally:
+        if not env.get("PORTAL_REDIS_URL"):
+            from portal.celery import app
+
+            app.conf.broker_transport_options = original_transport_options
+            _reset_celery_connections(app)
+
+
+@pytest.fixture
+def celery_worker_process(settings, tmp_path):
+    """A real `celery worker` process, consuming both queues, against the test database.
+
+    Use it from a `transaction=True` test: the worker is another process and only sees
+    committed rows. The broker is Redis when PORTAL_REDIS_URL is set (CI), else kombu's
+    filesystem transport in a private folder. Yields a function `wait(predicate, timeout)`
+    with `.kill()` (SIGKILL the worker's process group), `.start()` (a new worker with the
+    same settings), `.process` (the current one) and `.log` (their output).
+    """
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env_context = subprocess_env(settings, tmp_path)
+    env = env_context.__enter__()
     log = tmp_path / "worker.log"
     command = [
         sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,answer",
@@ -199,11 +218,7 @@ def celery_worker_process(settings, tmp_path):
         for proc in procs:
             if proc.poll() is None:
                 stop(proc)
-        if not env.get("PORTAL_REDIS_URL"):
-            from portal.celery import app
-
-            app.conf.broker_transport_options = original_transport_options
-            _reset_celery_connections(app)
+        env_context.__exit__(None, None, None)
 
 
 def upload_paper(collection, user, name: str):

@@ -74,6 +74,8 @@ TABLE: list[Row] = [
     Row("agent:run_detail", "get", needs("viewer", 200), run),
     Row("agent:run_status", "get", needs("viewer", 200), run),
     Row("agent:run_retry", "post", needs("viewer", 302), lambda w: {"pk": w.failed_run.pk}),
+    # Staff only (no role here is staff; tests/test_sweeper_health.py checks a staff user).
+    Row("agent:operations_status", "get", signed_in(404)),
     Row("agent:citation_panel", "get", needs("viewer", 200), lambda w: {**run(w), "marker": 1}),
     Row("agent:benchmark_list", "get", needs("viewer", 200), slug),
     Row("agent:benchmark_import", "post", needs("editor", 302), slug, lambda w: {

@@ -185,8 +185,9 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     sent_negated = negated_stems(sentence)
     # The sentence negates something the claim asserts, and the claim negates nothing there.
     hit = (asserted & sent_negated) - claim_negated
-    # One shared common word is weak: a negated name or two negated words are needed.
-    if hit and (len(hit) >= 2 or any(any(c.isdigit() for c in h) or len(h) > 6 for h in hit)):
+    # One shared word is weak ("X is not recommended" against a premise that merely
+    # mentions a recommendation): two negated terms of the claim are needed.
+    if len(hit) >= 2:
         return "negation"
     if number_substitution(claim, sentence):
         return "number"

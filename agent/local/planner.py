@@ -93,9 +93,12 @@ def _premise(sentences: list[str]) -> str:
             m = _FOLLOWING.match(s.strip())
             return _clean(m.group("body") if m else s).rstrip(".")
     for s in sentences:
-        found = presupposition(s)
-        if found:
-            return found
+        # "Which X did Y, and what do they recommend?" presupposes Y of its first clause;
+        # the second clause is another question, not part of that statement.
+        for clause in _CLAUSE_SPLIT.split(s):
+            found = presupposition(_clean(clause))
+            if found:
+                return found
     return ""
 
 

@@ -6,7 +6,6 @@ import re
 from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.@_/]*[A-Za-z0-9%]|[A-Za-z0-9%]")
-_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[\(\"'])")
 NUMBER = re.compile(r"(?<![A-Za-z])(\d+(?:[.,]\d+)*)\s*(%|x\b|percent)?")
 
 STOPWORDS = frozenset(
@@ -50,26 +49,11 @@ def _stemmer():
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a chunk, whitespace-collapsed; tiny fragments are joined to the next one."""
-    flat = re.sub(r"\s+", " ", text).strip()
-    if not flat:
-        return []
-    parts = _SENT_END.split(flat)
-    out: list[str] = []
-    carry = ""
-    for part in parts:
-        part = (carry + " " + part).strip() if carry else part.strip()
-        if len(part) < 25:
-            carry = part
-            continue
-        carry = ""
-        out.append(part)
-    if carry:
-        if out:
-            out[-1] = out[-1] + " " + carry
-        else:
-            out.append(carry)
-    return out
+    """Sentences of a chunk, whitespace-collapsed: the one splitter, knowledge.text (a
+    blank line ends a sentence, so a heading is never glued to the sentence after it)."""
+    from knowledge.text import split_sentences as split
+
+    return split(text)
 
 
 def is_prose(sentence: str) -> bool:

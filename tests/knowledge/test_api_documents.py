@@ -171,3 +171,18 @@ def test_an_uploaded_html_page_is_downloaded_never_rendered(api_world):
     assert download["Content-Type"] == "application/octet-stream"
     assert download["Content-Disposition"].startswith("attachment")
     assert download["Content-Security-Policy"] == "sandbox"
+
+
+def test_search_caps_the_text_of_a_huge_chunk(api_world):
+    from knowledge.api import SEARCH_TEXT_MAX_CHARS
+    from knowledge.ingest import index_after_change
+
+    chunk = api_world.document.chunks.get()
+    chunk.text = "BM25 baseline " + "x" * (3 * SEARCH_TEXT_MAX_CHARS)
+    chunk.save(update_fields=["text"])
+    index_after_change(api_world.collection)
+    url = reverse("api:search", kwargs={"slug": api_world.collection.slug})
+    response = _client(api_world, "viewer").get(url, {"q": "BM25 baseline", "k": 3})
+    (top,) = response.json()["results"]
+    assert len(top["text"]) == SEARCH_TEXT_MAX_CHARS and top["text_truncated"] is True
+    assert len(response.content) < 2 * SEARCH_TEXT_MAX_CHARS

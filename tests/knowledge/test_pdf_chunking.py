@@ -141,3 +141,21 @@ def test_real_chunks_fit_the_model_window_and_map_back_to_the_page_text(bert):
     assert any(c.is_reference for c in chunks) and not chunks[1].is_reference
     # Near the window: most chunks use most of it, so few embedding calls are wasted.
     assert sorted(c.token_count for c in chunks)[len(chunks) // 2] >= 150
+
+
+def test_a_word_without_spaces_is_hard_split_to_the_chunk_character_cap():
+    # The tokenizer counts a 60,000-character "word" as one [UNK] piece, so only a character
+    # cap keeps it from becoming one giant chunk.
+    blob = "Intro sentence here. " + "QUJD" * 15_000 + " Closing words."
+    params = ChunkParams()
+    specs = chunk_pages([CleanPage(1, blob)], params=params, count_tokens=count_tokens)
+    assert max(len(s.text) for s in specs) <= params.max_chars
+    assert "".join(s.text for s in specs).replace(" ", "") == blob.replace(" ", "")
+
+
+def test_a_text_file_with_a_nul_byte_anywhere_fails_with_a_reason():
+    from knowledge.pdf import ExtractError
+
+    with pytest.raises(ExtractError) as caught:
+        extract_text("plain words " * 2000 + "\x00 hidden binary", media_type="text/plain")
+    assert caught.value.code == "binary" and "NUL" in caught.value.message

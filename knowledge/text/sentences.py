@@ -1,0 +1,156 @@
+"""The one sentence splitter: paragraphs, then Punkt sentences (nupunkt), then headings and
+figure captions that extraction left glued to a sentence are split off.
+
+Why nupunkt: on the 25 shared papers it keeps as many devbench evidence spans whole as pysbd
+and syntok and splits the hard cases (et al., decimals, citations, quotes, abbreviations)
+best, at about 40 times pysbd's speed (bench/sentence_splitters.py, docs/ingestion.md).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from knowledge.text.normalise import collapse_spaces
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+# A figure or table caption ("Figure 3: ...", "Table 2: ...") starts a sentence of its own;
+# what precedes it on the line is usually the figure's legend. Only the colon form is
+# split: "... as shown in Table 3. We ..." ends a sentence already.
+_CAPTION_START = re.compile(r"(?<=\S)\s+(?=(?:Figure|Fig\.|Table)\s+[A-Z]?\d{1,2}:\s)")
+_SECTION_NUMBER = re.compile(r"^(?:[1-9]\d?(?:\.\d{1,2}){0,3}\.?|[A-H](?:\.\d{1,2}){1,3}\.?|[IVX]{1,4}\.)\s+")
+_TITLE_FUNCTION_WORDS = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the",
+                         "to", "vs", "vs.", "via", "with", "without", "&", "-", "\u2013", ":"}
+NAMED_SECTIONS = {
+    "abstract", "introduction", "related work", "related works", "background", "method", "methods",
+    "methodology", "approach", "experiments", "experimental setup", "experimental results", "results",
+    "evaluation", "discussion", "analysis", "conclusion", "conclusions", "conclusions and future work",
+    "conclusion and future work", "future work", "limitations", "ethics statement", "ethical considerations",
+    "acknowledgements", "acknowledgments", "acknowledgement", "acknowledgment", "appendix", "appendices",
+    "supplementary material", "broader impact", "summary",
+    "references", "bibliography", "literature cited", "works cited", "reference",
+}
+_MAX_TITLE_WORDS = 10
+# Words that open a sentence and rarely sit inside a title: where a run-in heading ends
+# ("6 Improving Reranking Since the reader is fixed, ...").
+_OPENERS = {"since", "the", "we", "our", "this", "these", "here", "given", "although", "while", "when", "unlike",
+            "following", "it", "its", "they", "after", "because", "however", "previous", "recent", "existing",
+            "table", "figure"}
+# A list mark or footnote number before a sentence: "1. The question ...", "(2) We ...".
+# A bare number counts when a sentence opening follows it ("1 Notably, with ...").
+_LIST_MARK = re.compile(
+    r"^(?:\d{1,2}[.)]|\(\d{1,2}\)|[\u2022\u25cf\u25aa\u25e6]|\d{1,2}(?=\s+[A-Z][a-z]+,?\s+[a-z]))\s+")
+_BULLET = re.compile(r"(?<=\S)\s+(?=[\u2022\u25cf\u25aa\u25e6]\s)")
+
+
+@lru_cache(maxsize=1)
+def _punkt():
+    # nupunkt loads its bundled English model on first use (about 0.2 s); one per process.
+    from nupunkt import sent_spans
+
+    return sent_spans
+
+
+def _is_title_word(token: str) -> bool:
+    core = token.strip("()[]:,")
+    if not core:
+        return True
+    return core[0].isupper() or core[0].isdigit() or core.lower() in _TITLE_FUNCTION_WORDS
+
+
+def split_heading(sentence: str) -> tuple[str, str] | None:
+    """(heading, rest) when the sentence starts with a section heading that extraction glued
+    to it ("7 Conclusion In this work, ..." -> ("7 Conclusion", "In this work, ...")).
+
+    The heading is a section number (or a named section such as "Conclusion") and a few title
+    words; the rest starts where a capitalised word is followed by a lower-case one, the
+    shape of a sentence opening. None when there is no such split.
+    """
+    number = _SECTION_NUMBER.match(sentence)
+    tokens = sentence[number.end():].split() if number else sentence.split()
+    if len(tokens) < 4:
+        return None
+    if not number:
+        # A named section glued to its first sentence: "Conclusion In this work we ...".
+        for size in (3, 2, 1):
+            head = " ".join(tokens[:size])
+            if head.lower().rstrip(":.") in NAMED_SECTIONS and head[:1].isupper():
+                rest = tokens[size:]
+                if len(rest) >= 3 and rest[0][:1].isupper() and rest[1][:1].islower():
+                    return _cut(sentence, len(tokens) - len(rest))
+                return None
+        return None
+    if not tokens[0][:1].isupper() or tokens[0].lower() in _TITLE_FUNCTION_WORDS:
+        return None
+    title_like = True
+    for i in range(1, min(len(tokens) - 2, _MAX_TITLE_WORDS + 1)):
+        title_like = title_like and _is_title_word(tokens[i - 1])
+        word, following = tokens[i], tokens[i + 1].lstrip("\"'\u201c\u2018([")
+        if not word[:1].isupper():
+            continue
+        opens = word.replace("-", "").isalpha() and following[:1].islower() and not word.isupper()
+        if (title_like and opens) or word.lower() in _OPENERS:
+            return _cut(sentence, i, numbered=True)
+    return None
+
+
+def _cut(sentence: str, words_in_heading: int, *, numbered: bool = False) -> tuple[str, str]:
+    # Offsets by walking the words, so the two parts are exact slices of the sentence.
+    matches = list(re.finditer(r"\S+", sentence))
+    index = words_in_heading + (len(_SECTION_NUMBER.match(sentence).group().split()) if numbered else 0)
+    cut = matches[index].start()
+    return sentence[:cut].rstrip(), sentence[cut:]
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the sentences of `text`, in order, whitespace trimmed.
+
+    A blank line always ends a sentence (extraction puts headings and paragraphs on their
+    own), so a heading never becomes the first words of the sentence after it.
+    """
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for block in [*_PARAGRAPH_BREAK.finditer(text), None]:
+        end = block.start() if block else len(text)
+        paragraph = text[pos:end]
+        if paragraph.strip():
+            for a, b in _punkt()(paragraph):
+                spans.extend(_refine(text, pos + a, pos + b))
+        if block:
+            pos = block.end()
+    return spans
+
+
+def _refine(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Trim a Punkt span and split off glued captions and headings."""
+    piece = text[start:end]
+    lead = len(piece) - len(piece.lstrip())
+    start, end = start + lead, start + len(piece.rstrip())
+    if start >= end:
+        return []
+    cuts = [start]
+    cuts += [start + m.end() for m in _CAPTION_START.finditer(text[start:end])]
+    cuts += [start + m.end() for m in _BULLET.finditer(text[start:end])]
+    cuts = sorted(set(cuts))
+    out: list[tuple[int, int]] = []
+    for a, b in zip(cuts, [*cuts[1:], end], strict=True):
+        segment = text[a:b].rstrip()
+        b = a + len(segment)
+        split = split_heading(segment)
+        mark = _LIST_MARK.match(segment)
+        if split:
+            head, rest = split
+            out.append((a, a + len(head)))
+            out.append((b - len(rest), b))
+        elif mark and len(segment[mark.end():].split()) >= 4:
+            # The mark is its own fragment, so the item reads (and is quoted) as a sentence.
+            out.append((a, a + len(mark.group().rstrip())))
+            out.append((a + mark.end(), b))
+        elif b > a:
+            out.append((a, b))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, each with its whitespace collapsed to single spaces."""
+    return [s for s in (collapse_spaces(text[a:b]) for a, b in sentence_spans(text)) if s]
