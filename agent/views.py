@@ -182,6 +182,8 @@ def _panel_context(citation: Citation) -> dict:
         "section": chunk.section_title if chunk else "",
         "chunk_html": highlighted_html(citation.chunk_text, citation.quote, citation.quote_start),
         "file_url": _document_file_url(chunk.document_id if chunk else None, citation.page),
+        "viewer_url": reverse("agent:citation_viewer", kwargs={"pk": citation.run_id, "marker": citation.marker})
+        if chunk is not None and chunk.document.media_type == "application/pdf" else "",
     }
 
 
