@@ -40,6 +40,7 @@ class PageKey:
     number: int
     key: str
     index: list[int]
+    text: str = ""
     cursor: int = 0  # where the previous match ended: sentences come in reading order
     textpage: object = field(default=None, repr=False)
 
@@ -91,6 +92,19 @@ def _rects(page: PageKey, first: int, last: int) -> list[list[float]]:
     return [[page.number, round(x0, 1), round(y0, 1), round(x1, 1), round(y1, 1)] for x0, y0, x1, y1 in _merge(raw)]
 
 
+# Closing punctuation right after a sentence's last letter belongs to its box ("models).").
+_CLOSING = set(").,;:!?]}\"'\u201d\u2019")
+
+
+def _last(page: PageKey, end: int) -> int:
+    """The character index of key letter `end`, moved over the closing punctuation after it."""
+    at = page.index[end]
+    for _ in range(3):
+        if at + 1 < len(page.text) and page.text[at + 1] in _CLOSING:
+            at += 1
+    return at
+
+
 def _find(page: PageKey, key: str) -> int:
     at = page.key.find(key, page.cursor)
     if at < 0:
@@ -108,7 +122,7 @@ def _place(key: str, candidates: Sequence[PageKey]) -> list[list[float]]:
         if at >= 0:
             end = at + len(key) - 1
             page.cursor = end + 1
-            return _rects(page, page.index[at], page.index[end])
+            return _rects(page, page.index[at], _last(page, end))
     head, tail = key[:_EDGE_KEY], key[-_EDGE_KEY:]
     if len(key) <= 2 * _EDGE_KEY:
         return []
@@ -118,7 +132,7 @@ def _place(key: str, candidates: Sequence[PageKey]) -> list[list[float]]:
             end = to + len(tail) - 1
             following.cursor = end + 1
             return (_rects(page, page.index[at], page.index[-1])
-                    + _rects(following, following.index[0], following.index[end]))
+                    + _rects(following, following.index[0], _last(following, end)))
     return []
 
 
@@ -153,7 +167,7 @@ def chunk_boxes(path: Path, chunks: Sequence[ChunkPlace]) -> list[list]:
             textpage = document[number - 1].get_textpage()
             text = textpage.get_text_range(0, textpage.count_chars())
             key, index = match_key_with_index(text)
-            pages[number] = PageKey(number=number, key=key, index=index, textpage=textpage)
+            pages[number] = PageKey(number=number, key=key, index=index, text=text, textpage=textpage)
         return pages[number]
 
     try:

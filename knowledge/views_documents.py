@@ -253,6 +253,8 @@ def viewer_url(document: Document, *, chunk_id: int | None = None, quote: str = 
 def viewer_context(*, document: Document, highlights: list[dict], current: int) -> dict:
     """The template context of the PDF viewer: the document, its file, and the marks
     (`highlights`: label, page, rects, href, here) with the one to open first."""
+    from urllib.parse import urljoin
+
     from django.templatetags.static import static
     from django.urls import reverse
 
@@ -260,8 +262,10 @@ def viewer_context(*, document: Document, highlights: list[dict], current: int) 
         "file": reverse("knowledge:document_file", args=[document.pk]),
         "lib": static("vendor/pdfjs/pdf.min.mjs"),
         "worker": static("vendor/pdfjs/pdf.worker.min.mjs"),
-        "fonts": static("vendor/pdfjs/standard_fonts/"),
-        "cmaps": static("vendor/pdfjs/cmaps/"),
+        # Folders, not files: a manifest storage names only files, so these are taken relative
+        # to the library's own URL (PDF.js appends the unhashed file names).
+        "fonts": urljoin(static("vendor/pdfjs/pdf.min.mjs"), "standard_fonts/"),
+        "cmaps": urljoin(static("vendor/pdfjs/pdf.min.mjs"), "cmaps/"),
         "pages": document.pages,
         "highlights": highlights,
         "current": current,

@@ -142,7 +142,7 @@ def test_the_viewer_highlights_the_quoted_sentence_on_the_right_page_of_three_pa
         assert found["quoteSpansUnderMark"] >= 0.8 * found["quoteSpans"], (marker, found)
         assert page.locator("[data-page-number]").inner_text() == str(page_number)
         if marker == 1:
-            screenshot(page, "pdf-viewer-highlight", full_page=False)
+            screenshot(page, "pdf-viewer-highlight")
     outside = [u for u in requests if not u.startswith(live_server.url)]
     assert outside == []
     assert any("/static/vendor/pdfjs/pdf.worker.min.mjs" in u for u in requests)

@@ -7,7 +7,15 @@ from functools import lru_cache
 
 import pytest
 
-from knowledge.pdf_boxes import ChunkPlace, PageKey, _place, boxes_for_span, chunk_boxes, match_key_with_index
+from knowledge.pdf_boxes import (
+    ChunkPlace,
+    PageKey,
+    _last,
+    _place,
+    boxes_for_span,
+    chunk_boxes,
+    match_key_with_index,
+)
 from knowledge.text import match_key
 from tests.conftest import paper
 
@@ -82,7 +90,7 @@ class _FakeTextPage:
 
 def _page(number: int, text: str) -> PageKey:
     key, index = match_key_with_index(text)
-    return PageKey(number=number, key=key, index=index, textpage=_FakeTextPage())
+    return PageKey(number=number, key=key, index=index, text=text, textpage=_FakeTextPage())
 
 
 def test_a_sentence_across_a_page_break_is_boxed_on_both_pages_and_lines_are_merged():
@@ -93,6 +101,11 @@ def test_a_sentence_across_a_page_break_is_boxed_on_both_pages_and_lines_are_mer
     assert {r[0] for r in rects} == {1, 2}
     # Characters of one line come back as one merged box per line, not one per character.
     assert len([r for r in rects if r[0] == 1]) <= 3
+    # A sentence's box ends after its closing punctuation, not at its last letter.
+    end = second.key.index("scorenext") + len("score") - 1
+    assert second.text[_last(second, end)] == "."
+    models = _page(3, "keyword matching (one-hot models). Next")
+    assert models.text[_last(models, models.key.index("modelsnext") + 5) - 1 :].startswith(").")
 
 
 def test_an_unplaceable_sentence_gets_no_boxes_and_a_quote_highlights_its_sentences_only():
