@@ -234,7 +234,10 @@ def chunk_highlight(chunk, *, quote: str = "", quote_start: int = -1) -> dict:
 
     start, end = quote_span(chunk.text, quote, quote_start)
     rects = boxes_for_span(chunk.boxes or [], start, end)
-    return {"page": int(rects[0][0]) if rects else chunk.page_start, "rects": rects}
+    # The marked words in text too: for screen readers, and to read on a small screen.
+    text = " ".join(chunk.text[start:end].split())
+    return {"page": int(rects[0][0]) if rects else chunk.page_start, "rects": rects,
+            "text": text if len(text) <= 600 else text[:600].rsplit(" ", 1)[0] + " …"}
 
 
 def viewer_url(document: Document, *, chunk_id: int | None = None, quote: str = "") -> str:

@@ -122,6 +122,8 @@ function selectMark(i) {
   if (!mark.here) { window.location.assign(mark.href); return; }
   current = i;
   history.replaceState(null, "", mark.href);
+  const quote = root.querySelector("[data-mark-text]");
+  if (quote) { quote.textContent = mark.text; }
   for (const link of root.querySelectorAll("[data-mark]")) {
     if (Number(link.dataset.mark) === i) { link.setAttribute("aria-current", "true"); } else { link.removeAttribute("aria-current"); }
   }

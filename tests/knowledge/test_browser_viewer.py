@@ -91,11 +91,11 @@ def _store_paper(collection, stem: str):
     return document
 
 
-def _quotable(document):
-    """A prose sentence on page 2 or later, placed on one page: (chunk, sentence, page)."""
+def _quotable(document, first_page: int = 2):
+    """A prose sentence on `first_page` or later, placed on one page: (chunk, sentence, page)."""
     from knowledge.text import is_answer_eligible
 
-    for chunk in document.chunks.filter(page_start__gte=2, is_reference=False).order_by("ordinal"):
+    for chunk in document.chunks.filter(page_start__gte=first_page, is_reference=False).order_by("ordinal"):
         for start, end, rects in chunk.boxes:
             sentence = chunk.text[start:end]
             pages = {r[0] for r in rects}
@@ -111,11 +111,16 @@ def cited_run(collection, alice):
 
     run = make_run(collection=collection, user=alice, question="What do these papers say?",
                    status=Run.Status.DONE, outcome="ANSWER", answer="One [1]. Two [2]. Three [3].")
-    expected = {}
+    expected, documents = {}, []
     for marker, stem in enumerate(PAPERS, start=1):
-        chunk, sentence, page_number = _quotable(_store_paper(collection, stem))
+        documents.append(_store_paper(collection, stem))
+        chunk, sentence, page_number = _quotable(documents[-1])
         make_citation(run=run, chunk=chunk, marker=marker, quote=sentence)
         expected[marker] = (sentence, page_number)
+    # A fourth citation in the first paper, pages later: the viewer jumps to it in place.
+    chunk, sentence, page_number = _quotable(documents[0], first_page=expected[1][1] + 2)
+    make_citation(run=run, chunk=chunk, marker=4, quote=sentence)
+    expected[4] = (sentence, page_number)
     return run, expected
 
 
@@ -162,8 +167,19 @@ def test_the_viewer_pages_and_jumps_between_citations_by_keyboard(
     assert page.locator(".pdf-mark.current").count() == 0
     page.keyboard.press("ArrowLeft")
     _rendered(page, first_page)
-    # "n" opens the next citation, in another paper, at its page.
-    page.keyboard.press("n")
+    # [4] is in the same paper: the viewer redraws in place at its page, with its text.
+    page.evaluate("window.__sameDocument = true")
+    page.locator(".viewer-marks a", has_text="[4]").click()
+    _rendered(page, expected[4][1])
+    assert page.evaluate("window.__sameDocument") is True
+    assert page.url.endswith(f"/runs/{run.pk}/citations/4/view/")
+    assert page.locator("[data-mark-text]").inner_text() == " ".join(expected[4][0].split())
+    assert page.evaluate(OVERLAP_JS, expected[4][0])["quoteSpansUnderMark"] >= 1
+    page.keyboard.press("p")  # back to [3], in another paper
+    page.wait_for_url(f"**/runs/{run.pk}/citations/3/view/")
+    _rendered(page, expected[3][1])
+    page.keyboard.press("p")
+    # "p" from [3] opened the previous citation, in another paper, at its page.
     page.wait_for_url(f"**/runs/{run.pk}/citations/2/view/")
     _rendered(page, expected[2][1])
     assert page.locator(".viewer-marks a[aria-current]").inner_text() == "[2]"

@@ -46,6 +46,8 @@ def test_a_quote_marks_its_sentence_only_at_its_page(client, pdf_chunk, alice, p
     config = _config(response)
     [mark] = config["highlights"]
     assert mark["page"] == 4 and mark["rects"] == BOXES[1][2]
+    assert mark["text"] == "saturates repeated terms"  # shown as text beside the page
+    assert "<blockquote class=\"viewer-quote\"" in response.content.decode()
     assert config["file"] == reverse("knowledge:document_file", args=[pdf_chunk.document_id])
     # Everything the page loads is the portal's own: PDF.js and its worker are static files.
     assert config["lib"].startswith("/static/vendor/pdfjs/") and config["worker"].startswith("/static/vendor/pdfjs/")
