@@ -15,6 +15,7 @@ from tests.agent.test_browser_ui import (  # noqa: F401
     browser_type_launch_args,
     console_errors,
     log_in,
+    low_contrast,
     screenshot,
 )
 from tests.conftest import paper
@@ -183,6 +184,7 @@ def test_the_viewer_pages_and_jumps_between_citations_by_keyboard(
     page.wait_for_url(f"**/runs/{run.pk}/citations/2/view/")
     _rendered(page, expected[2][1])
     assert page.locator(".viewer-marks a[aria-current]").inner_text() == "[2]"
+    assert low_contrast(page) == []
     # The toolbar is reachable by Tab and works with Enter.
     page.get_by_role("button", name="Page →").focus()
     page.keyboard.press("Enter")
