@@ -119,3 +119,13 @@ def test_the_citation_panel_offers_the_viewer_for_a_pdf(client, pdf_chunk, colle
         reverse("agent:citation_panel", args=[run.pk, 1]), {"fragment": "1"}).content.decode()
     assert f'href="{reverse("agent:citation_viewer", args=[run.pk, 1])}"' in body
     assert "Show the sentence in the PDF" in body
+
+
+def test_a_pdf_in_the_document_list_opens_in_the_viewer(client, pdf_chunk, alice, password):
+    document = pdf_chunk.document
+    body = _login(client, alice, password).get(
+        reverse("knowledge:collection_detail", args=[document.collection.slug])).content.decode()
+    assert f'href="{reverse("knowledge:document_viewer", args=[document.pk])}">{document.title}</a>' in body
+    # Without a passage it opens at page 1 with nothing marked.
+    config = _config(client.get(reverse("knowledge:document_viewer", args=[document.pk])))
+    assert config["highlights"] == [] and config["pages"] == 9
