@@ -172,6 +172,10 @@ def chunk_boxes(path: Path, chunks: Sequence[ChunkPlace]) -> list[list]:
 
     try:
         for n, chunk in enumerate(chunks):
+            # Chunks come in page order: pages behind this chunk are closed, so a long PDF
+            # holds a few pages' characters in memory, not all of them.
+            for number in [k for k in pages if k < chunk.page_start]:
+                pages.pop(number).textpage.close()  # type: ignore[attr-defined]
             candidates = [p for p in (page_key(k) for k in range(chunk.page_start, chunk.page_end + 1)) if p]
             entries = []
             for start, end in sentence_spans(chunk.text):
