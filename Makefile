@@ -13,7 +13,7 @@ export PORTAL_DEBUG ?= 1
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install install-dev migrate demo lint screenshots clean llm
+.PHONY: run test install install-dev migrate demo lint screenshots clean llm vendor-pdfjs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,12 @@ test: install-dev
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
+
+# PDF.js for the document viewer, from npm into static/vendor/pdfjs/ (committed: run, test
+# and CI need no npm). Only to update it: `make vendor-pdfjs PDFJS_VERSION=x.y.z`.
+PDFJS_VERSION ?= 4.10.38
+vendor-pdfjs:
+	scripts/vendor_pdfjs.sh $(PDFJS_VERSION)
 
 screenshots: install-dev
 	GROUNDED_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -m browser $(PYTEST_ARGS)

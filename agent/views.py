@@ -182,7 +182,60 @@ def _panel_context(citation: Citation) -> dict:
         "section": chunk.section_title if chunk else "",
         "chunk_html": highlighted_html(citation.chunk_text, citation.quote, citation.quote_start),
         "file_url": _document_file_url(chunk.document_id if chunk else None, citation.page),
+        "viewer_url": reverse("agent:citation_viewer", kwargs={"pk": citation.run_id, "marker": citation.marker})
+        if chunk is not None and chunk.document.media_type == "application/pdf" else "",
     }
+
+
+def _viewer_marks(request: HttpRequest, run: Run) -> list[dict]:
+    """Every citation of the run the user may open, as the viewer's list of marks: label,
+    page, boxes and the link that opens it (a text source opens in the text reader)."""
+    from knowledge.views_documents import chunk_highlight, viewer_url
+
+    readable: dict[int, bool] = {}
+    marks = []
+    for citation in run.citations.select_related("chunk__document").order_by("marker"):
+        chunk = citation.chunk
+        if chunk is None:
+            continue
+        document = chunk.document
+        if document.pk not in readable:
+            try:
+                knowledge_selectors.document_get(user=request.user, pk=document.pk)
+                readable[document.pk] = True
+            except Http404:
+                readable[document.pk] = False
+        if not readable[document.pk]:
+            continue
+        href = (reverse("agent:citation_viewer", kwargs={"pk": run.pk, "marker": citation.marker})
+                if document.media_type == "application/pdf"
+                else viewer_url(document, chunk_id=chunk.pk, quote=citation.quote))
+        mark = chunk_highlight(chunk, quote=citation.quote, quote_start=citation.quote_start)
+        marks.append({"label": f"[{citation.marker}]", "marker": citation.marker, "title": citation.document_title,
+                      "document": document.pk, "href": href, **mark})
+    return marks
+
+
+@login_required
+@require_GET
+def citation_viewer(request: HttpRequest, pk: int, marker: int) -> HttpResponse:
+    """A cited PDF in the portal's viewer, at the cited sentence, with every citation of the
+    run one key or click away. A text source opens in the text reader at the passage."""
+    from knowledge.views_documents import viewer_context, viewer_url
+
+    citation = selectors.citation_get(user=request.user, run_pk=pk, marker=marker)
+    if citation.chunk is None:
+        return redirect("agent:citation_panel", pk=pk, marker=marker)
+    document, _ = knowledge_selectors.document_get(user=request.user, pk=citation.chunk.document_id)
+    if document.media_type != "application/pdf":
+        return redirect(viewer_url(document, chunk_id=citation.chunk_id, quote=citation.quote))
+    marks = _viewer_marks(request, citation.run)
+    for mark in marks:
+        mark["here"] = mark["document"] == document.pk
+    current = next(i for i, m in enumerate(marks) if m["marker"] == marker)
+    context = viewer_context(document=document, highlights=marks, current=current)
+    context["run"] = citation.run
+    return render(request, "knowledge/document_viewer.html", context)
 
 
 @login_required

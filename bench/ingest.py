@@ -81,7 +81,8 @@ def _ingest(path: Path, collection, user) -> dict:
     return {
         "file": path.name, "pages": document.pages, "chunks": job.chunks_total, "wall_s": wall,
         "upload_s": upload, "extract_s": timings.extract, "chunk_s": timings.chunk, "embed_s": timings.embed,
-        "write_s": timings.write, "index_s": timings.index, "embed_cpu_s": timings.embed_cpu, "document": document,
+        "write_s": timings.write, "index_s": timings.index, "embed_cpu_s": timings.embed_cpu,
+        "boxes_s": timings.extra.get("boxes", 0.0), "document": document,
     }
 
 

@@ -140,6 +140,20 @@ def _extract(document: Document, progress: _Progress):  # -> list[CleanPage], pa
     return extracted.pages, extracted.parser, extracted.parser_version, extracted.metadata
 
 
+def _sentence_boxes(document: Document, specs: list) -> list[list]:
+    """Each chunk's sentence rectangles on its PDF pages (the viewer's highlight); [] for
+    text sources. Never fails the job: without boxes the viewer shows the page."""
+    if document.media_type != "application/pdf":
+        return [[] for _ in specs]
+    from knowledge.pdf_boxes import chunk_boxes
+
+    try:
+        return chunk_boxes(file_path(document), specs)
+    except Exception:
+        logger.exception("sentence boxes failed for document %s; the viewer will show pages only", document.pk)
+        return [[] for _ in specs]
+
+
 def _check_model(collection: Collection, model_id: str) -> None:
     """Fix the collection's embedding model on first ingest; refuse a silent mismatch."""
     Collection.objects.filter(pk=collection.pk, embedding_model="").update(embedding_model=model_id)
@@ -179,6 +193,10 @@ def document_process(*, job: IngestJob, embedder=None, timings: Timings | None =
         raise IngestFailure("No text was found in this file.")
     timings.chunk = time.perf_counter() - t
 
+    t = time.perf_counter()
+    boxes = _sentence_boxes(document, specs)
+    timings.extra["boxes"] = time.perf_counter() - t
+
     t, cpu = time.perf_counter(), time.process_time()
     progress(force=True, message_key=Message.EMBEDDING, chunks_total=len(specs), chunks_done=0)
     embed_with_cache(
@@ -202,9 +220,9 @@ def document_process(*, job: IngestJob, embedder=None, timings: Timings | None =
                 document_id=document.pk, ordinal=s.ordinal, text=s.text, section_title=s.section_title,
                 page_start=s.page_start, page_end=s.page_end, char_start=s.char_start, char_end=s.char_end,
                 token_count=s.token_count, is_reference=s.is_reference, embedding_model=embedder.model_id,
-                text_hash=cache_key(embedder.model_id, s.text),
+                text_hash=cache_key(embedder.model_id, s.text), boxes=sentence_boxes,
             )
-            for s in specs
+            for s, sentence_boxes in zip(specs, boxes, strict=True)
         ], batch_size=500)
         # The file's own stamp wins over an identifier in its name.
         inferred = {**infer_metadata("", document.original_name), **found}

@@ -159,6 +159,9 @@ class Chunk(models.Model):
     embedding_model = models.CharField(max_length=200)
     # Filled once embedded: the chunk's text hash into EmbeddingCache.
     text_hash = models.CharField(max_length=64, blank=True)
+    # Where its sentences sit on the PDF page, for the viewer (knowledge.pdf_boxes):
+    # [[start, end, [[page, x0, y0, x1, y1], ...]], ...]; [] for text sources or when not found.
+    boxes = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["document_id", "ordinal"]

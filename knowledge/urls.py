@@ -20,6 +20,7 @@ urlpatterns = [
     path("collections/<slug:slug>/documents/upload/", views_documents.document_upload, name="document_upload"),
     path("collections/<slug:slug>/documents/status/", views_documents.document_status, name="document_status"),
     path("documents/<int:pk>/file/", views_documents.document_file, name="document_file"),
+    path("documents/<int:pk>/view/", views_documents.document_viewer, name="document_viewer"),
     path("documents/<int:pk>/text/", views_documents.document_text, name="document_text"),
     path("documents/<int:pk>/delete/", views_documents.document_delete, name="document_delete"),
     path("documents/<int:pk>/details/", views_documents.document_update, name="document_update"),

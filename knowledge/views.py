@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from knowledge import selectors, services
 from knowledge.metadata import MetadataError, parse_year_range
 from knowledge.models import Role, Team
+from knowledge.views_documents import viewer_url
 
 User = get_user_model()
 
@@ -225,7 +226,9 @@ def collection_search(request: HttpRequest, slug: str) -> HttpResponse:
         ).select_related("document")
         by_id = {c.pk: c for c in chunks}
         context["results"] = [
-            {"hit": h, "chunk": by_id[h.chunk_id], "bm25": h.ranks.get("bm25"), "dense": h.ranks.get("dense")}
+            {"hit": h, "chunk": by_id[h.chunk_id], "bm25": h.ranks.get("bm25"), "dense": h.ranks.get("dense"),
+             # A hit opens where a citation does: the PDF viewer, or the text reader.
+             "view_url": viewer_url(by_id[h.chunk_id].document, chunk_id=h.chunk_id)}
             for h in hits
             if h.chunk_id in by_id
         ]

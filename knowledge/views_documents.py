@@ -204,3 +204,96 @@ def document_text(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "knowledge/document_text.html", {
         "document": document, "collection": document.collection, "blocks": blocks,
     })
+
+
+def quote_span(text: str, quote: str, quote_start: int = -1) -> tuple[int, int]:
+    """Offsets of `quote` in `text`: at `quote_start` when it is there, else its first
+    occurrence, else compared by match key (spaces, case and hyphens aside); the whole text
+    when there is no quote or it is not found."""
+    if quote:
+        if quote_start >= 0 and text[quote_start : quote_start + len(quote)] == quote:
+            return quote_start, quote_start + len(quote)
+        at = text.find(quote)
+        if at >= 0:
+            return at, at + len(quote)
+        from knowledge.pdf_boxes import match_key_with_index
+
+        key, index = match_key_with_index(text)
+        wanted, _ = match_key_with_index(quote)
+        at = key.find(wanted) if wanted else -1
+        if at >= 0:
+            return index[at], index[at + len(wanted) - 1] + 1
+    return 0, len(text)
+
+
+def chunk_highlight(chunk, *, quote: str = "", quote_start: int = -1) -> dict:
+    """What the viewer marks for a passage: the page and the boxes of the sentences the quote
+    touches (all of the chunk's sentences without a quote). No boxes (a sentence pdfium did
+    not place, a chunk ingested before boxes existed): the chunk's first page, unmarked."""
+    from knowledge.pdf_boxes import boxes_for_span
+
+    start, end = quote_span(chunk.text, quote, quote_start)
+    rects = boxes_for_span(chunk.boxes or [], start, end)
+    # The marked words in text too: for screen readers, and to read on a small screen.
+    text = " ".join(chunk.text[start:end].split())
+    return {"page": int(rects[0][0]) if rects else chunk.page_start, "rects": rects,
+            "text": text if len(text) <= 600 else text[:600].rsplit(" ", 1)[0] + " …"}
+
+
+def viewer_url(document: Document, *, chunk_id: int | None = None, quote: str = "") -> str:
+    """Where a passage opens: the PDF viewer, or the text reader for Markdown, text and HTML."""
+    from urllib.parse import urlencode
+
+    from django.urls import reverse
+
+    params = {k: v for k, v in {"chunk": chunk_id or "", "quote": quote[:2000]}.items() if v}
+    query = f"?{urlencode(params)}" if params else ""
+    if document.media_type == "application/pdf":
+        return reverse("knowledge:document_viewer", args=[document.pk]) + query
+    return reverse("knowledge:document_text", args=[document.pk]) + query + ("#passage" if chunk_id else "")
+
+
+def viewer_context(*, document: Document, highlights: list[dict], current: int) -> dict:
+    """The template context of the PDF viewer: the document, its file, and the marks
+    (`highlights`: label, page, rects, href, here) with the one to open first."""
+    from urllib.parse import urljoin
+
+    from django.templatetags.static import static
+    from django.urls import reverse
+
+    config = {
+        "file": reverse("knowledge:document_file", args=[document.pk]),
+        "lib": static("vendor/pdfjs/pdf.min.mjs"),
+        "worker": static("vendor/pdfjs/pdf.worker.min.mjs"),
+        # Folders, not files: a manifest storage names only files, so these are taken relative
+        # to the library's own URL (PDF.js appends the unhashed file names).
+        "fonts": urljoin(static("vendor/pdfjs/pdf.min.mjs"), "standard_fonts/"),
+        "cmaps": urljoin(static("vendor/pdfjs/pdf.min.mjs"), "cmaps/"),
+        "pages": document.pages,
+        "highlights": highlights,
+        "current": current,
+    }
+    return {"document": document, "collection": document.collection, "config": config,
+            "highlights": highlights, "current": highlights[current] if highlights else None}
+
+
+@login_required
+@require_GET
+def document_viewer(request: HttpRequest, pk: int) -> HttpResponse:
+    """A document in the portal's PDF viewer (PDF.js), at the page of `?chunk=` with its
+    sentences (or the sentence of `?quote=`) marked; quick-search hits open here. A text
+    source opens in the text reader instead."""
+    document, _ = selectors.document_get(user=request.user, pk=pk)
+    raw_chunk = request.GET.get("chunk", "")
+    chunk_id = int(raw_chunk) if raw_chunk.isdigit() and len(raw_chunk) < 19 else None
+    quote = request.GET.get("quote", "")[:2000]
+    if document.media_type != "application/pdf":
+        return redirect(viewer_url(document, chunk_id=chunk_id, quote=quote))
+    chunk = document.chunks.filter(pk=chunk_id).first() if chunk_id is not None else None
+    highlights = []
+    if chunk is not None:
+        mark = chunk_highlight(chunk, quote=quote)
+        highlights.append({"label": f"p. {mark['page']}", "title": document.title, "here": True,
+                           "href": viewer_url(document, chunk_id=chunk.pk, quote=quote), **mark})
+    context = viewer_context(document=document, highlights=highlights, current=0)
+    return render(request, "knowledge/document_viewer.html", context)

@@ -60,6 +60,9 @@ TABLE: list[Row] = [
     Row("knowledge:document_status", "get", needs("viewer", 200), slug),
     Row("knowledge:document_file", "get", needs("viewer", 200), doc),
     Row("knowledge:document_text", "get", needs("viewer", 200), doc),
+    # The PDF viewer page (its PDF comes from document_file); a text source redirects to the reader.
+    Row("knowledge:document_viewer", "get", needs("viewer", 200), lambda w: {"pk": w.failed_document.pk}),
+    Row("knowledge:document_viewer", "get", needs("viewer", 302), doc),
     Row("knowledge:document_delete", "post", needs("editor", 302), doc),
     Row("knowledge:document_update", "post", needs("editor", 302), doc, lambda w: {"title": "Renamed", "year": "2021"}),
     Row("knowledge:document_retry", "post", needs("editor", 302), lambda w: {"pk": w.failed_document.pk}),
@@ -77,6 +80,8 @@ TABLE: list[Row] = [
     # Staff only (no role here is staff; tests/test_sweeper_health.py checks a staff user).
     Row("agent:operations_status", "get", signed_in(404)),
     Row("agent:citation_panel", "get", needs("viewer", 200), lambda w: {**run(w), "marker": 1}),
+    # The world's citation is of a text source: the viewer sends it to the text reader.
+    Row("agent:citation_viewer", "get", needs("viewer", 302), lambda w: {**run(w), "marker": 1}),
     Row("agent:benchmark_list", "get", needs("viewer", 200), slug),
     Row("agent:benchmark_import", "post", needs("editor", 302), slug, lambda w: {
         "name": "imported", "file": SimpleUploadedFile("set.json", b'[{"question_id": "Q9", "question": "What is BM25?", '

@@ -285,6 +285,9 @@ def test_quick_search_shows_the_fused_ranking_with_each_retriever_rank(client, c
     assert "<html" not in body and "BM25 rank" in body and "Dense rank" in body
     rows = body.split("<tr>")[2:]
     assert "Okapi at TREC" in rows[0] and "2 Method" in rows[0]
+    # A hit opens the PDF viewer at its passage.
+    first = document.chunks.get(section_title="2 Method")
+    assert f'href="{reverse("knowledge:document_viewer", args=[document.pk])}?chunk={first.pk}"' in rows[0]
     # The first passage is ranked 1st by BM25 (the only one with these words) and by dense.
     position, _score, bm25_rank, _dense_rank = re.findall(r'<td class="num">(.*?)</td>', rows[0])
     assert (position, bm25_rank) == ("1", "1")

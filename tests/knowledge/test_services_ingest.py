@@ -96,6 +96,11 @@ def test_it_ingests_a_pdf_into_cited_chunks(collection, alice, django_capture_on
     chunks = list(document.chunks.order_by("ordinal"))
     assert chunks[0].page_start == 1 and chunks[-1].page_end == 2
     assert all(c.embedding_model == LOCAL_MODEL_ID and len(c.text_hash) == 64 for c in chunks)
+    # Each sentence keeps its boxes on its own page, for the viewer's highlight.
+    placed = [(c.text[start:end], rects) for c in chunks for start, end, rects in c.boxes]
+    assert placed and all(rects for _, rects in placed)
+    for sentence, rects in placed:
+        assert {r[0] for r in rects} == ({2} if "second page" in sentence else {1}), sentence
     assert EmbeddingCache.objects.filter(key__in=[c.text_hash for c in chunks]).count() == len(set(c.text_hash for c in chunks))
     collection.refresh_from_db()
     assert collection.embedding_model == LOCAL_MODEL_ID
