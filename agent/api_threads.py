@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
+    OpenApiParameter,
     OpenApiResponse,
     extend_schema,
     extend_schema_field,
@@ -69,20 +70,23 @@ FOLLOW_UP_DESCRIPTION = (
 )
 
 
-class RunFollowUpApi(APIView):
-    @extend_schema(
-        operation_id="runs_follow_up",
-        summary="Ask a follow-up question of a run",
-        description=FOLLOW_UP_DESCRIPTION,
-        request=FollowUpInputSerializer,
-        responses={202: RunDetailSerializer, **error_responses(400, 404)},
-    )
-    def post(self, request: Request, pk: int) -> Response:
-        from agent.services import follow_up_create
+def _follow_up_schema(operation_id: str, summary: str):
+    return extend_schema(operation_id=operation_id, summary=summary, description=FOLLOW_UP_DESCRIPTION,
+                         request=FollowUpInputSerializer,
+                         responses={202: RunDetailSerializer, **error_responses(400, 404)})
 
-        run = selectors.run_get(user=request.user, pk=pk)
-        data = parse_input(FollowUpInputSerializer, request)
-        return _accepted(request, follow_up_create(run=run, user=request.user, question=data["question"]).pk)
+
+def _follow_up(request: Request, run) -> Response:
+    from agent.services import follow_up_create
+
+    data = parse_input(FollowUpInputSerializer, request)
+    return _accepted(request, follow_up_create(run=run, user=request.user, question=data["question"]).pk)
+
+
+class RunFollowUpApi(APIView):
+    @_follow_up_schema("runs_follow_up", "Ask a follow-up question of a run")
+    def post(self, request: Request, pk: int) -> Response:
+        return _follow_up(request, selectors.run_get(user=request.user, pk=pk))
 
 
 class ThreadListApi(APIView):
@@ -120,32 +124,27 @@ class ThreadDetailApi(APIView):
 
 
 class ThreadTurnListApi(APIView):
-    @extend_schema(
-        operation_id="threads_turns_create",
-        summary="Ask a follow-up in a thread (of its last turn)",
-        description=FOLLOW_UP_DESCRIPTION,
-        request=FollowUpInputSerializer,
-        responses={202: RunDetailSerializer, **error_responses(400, 404)},
-    )
+    @_follow_up_schema("threads_turns_create", "Ask a follow-up in a thread (of its last turn)")
     def post(self, request: Request, pk: int) -> Response:
-        from agent.services import follow_up_create
-
-        thread = selectors.thread_get(user=request.user, pk=pk)
-        data = parse_input(FollowUpInputSerializer, request)
-        last = selectors.thread_turns(thread).last()
+        last = selectors.thread_turns(selectors.thread_get(user=request.user, pk=pk)).last()
         if last is None:
             raise Http404("The thread has no turns.")
-        return _accepted(request, follow_up_create(run=last, user=request.user, question=data["question"]).pk)
+        return _follow_up(request, last)
 
 
-_TEXT = {(200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="The export, as a file download.")}
+def _download(*media_types: str) -> dict:
+    return {(200, t): OpenApiResponse(OpenApiTypes.STR, description="The export, as a file download.")
+            for t in media_types}
 
 
 class RunExportApi(APIView):
     @extend_schema(
         operation_id="runs_export",
         summary="A run as Markdown (md: footnoted citations with quotes) or its cited papers (bib, ris)",
-        responses={**_TEXT, **error_responses(404)},
+        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=["md", "bib", "ris"],
+                                     description="md: the answer; bib / ris: the cited papers.")],
+        responses={**_download("text/markdown", "application/x-bibtex", "application/x-research-info-systems"),
+                   **error_responses(404)},
     )
     def get(self, request: Request, pk: int, fmt: str) -> HttpResponse:
         from agent.views_threads import EXPORT_TYPES, download, run_export_text
@@ -161,7 +160,7 @@ class ThreadExportApi(APIView):
     @extend_schema(
         operation_id="threads_export",
         summary="A thread as Markdown: every turn with its footnoted citations",
-        responses={**_TEXT, **error_responses(404)},
+        responses={**_download("text/markdown"), **error_responses(404)},
     )
     def get(self, request: Request, pk: int) -> HttpResponse:
         from agent.views_threads import download, thread_export_text
