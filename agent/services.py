@@ -114,7 +114,9 @@ def _thread_history(run: Run) -> list:
     """The turns of the run's thread before it, oldest first, as agent.threads.Turn."""
     from agent.threads import HISTORY_TURNS, Turn
 
-    earlier = list(Run.objects.filter(thread_id=run.thread_id, pk__lt=run.pk).order_by("-pk")[:HISTORY_TURNS])
+    # A failed turn answered nothing (its retry is a later turn of its own): it is no context.
+    earlier = list(Run.objects.filter(thread_id=run.thread_id, pk__lt=run.pk).exclude(
+        status=Run.Status.FAILED).order_by("-pk")[:HISTORY_TURNS])
     titles: dict[int, list[str]] = {}
     for run_id, title in Citation.objects.filter(run__in=earlier).order_by("marker").values_list(
             "run_id", "document_title"):

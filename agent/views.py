@@ -39,11 +39,11 @@ def ask_context(*, collection=None, collections=None, question: str = "", config
     }
 
 
-def _create_run(request: HttpRequest, collection, question: str, config_name: str, extra=()) -> Run:
+def _create_run(request: HttpRequest, collection, question: str, config_name: str, extra=(), thread=None) -> Run:
     from agent.services import run_create
 
     return run_create(collection=collection, user=request.user, question=question, config_name=config_name,
-                      extra_collections=extra)
+                      extra_collections=extra, thread=thread)
 
 
 @login_required
@@ -217,8 +217,9 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     if run.status != Run.Status.FAILED:
         raise Http404("Only a failed run can be retried.")
     try:
+        # A retried follow-up stays in its thread and is rewritten again.
         new_run = _create_run(request, run.collection, run.question, run.config_name,
-                              extra=list(run.extra_collections.all()))
+                              extra=list(run.extra_collections.all()), thread=run.thread)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect("agent:run_detail", pk=run.pk)

@@ -51,7 +51,7 @@ def _answer_latest() -> int:
 
 
 def test_it_asks_two_follow_ups_in_a_thread_and_shows_what_was_searched(
-    page, live_server, collection, alice, password, console_errors
+    page, live_server, collection, alice, password, console_errors  # noqa: F811
 ):
     from agent import services
 
@@ -99,7 +99,7 @@ def test_it_asks_two_follow_ups_in_a_thread_and_shows_what_was_searched(
 
 
 def test_it_asks_across_two_collections_and_labels_each_citation_with_its_collection(
-    page, live_server, collection, alice, password, console_errors
+    page, live_server, collection, alice, password, console_errors  # noqa: F811
 ):
     from knowledge import services as knowledge_services
 

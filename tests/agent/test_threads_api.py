@@ -154,3 +154,21 @@ def test_it_exports_a_run_as_markdown_bibtex_and_ris(two_collections, alice):
                                 "PY  - 2019", "JO  - arXiv preprint arXiv:1908.10084",
                                 "UR  - https://arxiv.org/abs/1908.10084", "ER  - "]
     assert _client(alice).get(url("pdf")).status_code == 404
+
+
+def test_a_retried_follow_up_stays_in_its_thread_and_a_failed_turn_is_no_context(two_collections, alice, client,
+                                                                                 password):
+    _, encoders = two_collections
+    first = services.run_create(collection=encoders, user=alice, question="What is the default pooling strategy of SBERT?",
+                                enqueue=False)
+    services.run_execute(run_id=first.pk)
+    failed = services.follow_up_create(run=Run.objects.get(pk=first.pk), user=alice,
+                                       question="and what network structure does it fine-tune with?")
+    services.run_fail(run_id=failed.pk, error="The worker stopped.")
+    client.login(username="alice", password=password)
+    response = client.post(reverse("agent:run_retry", kwargs={"pk": failed.pk}))
+    retried = Run.objects.latest("pk")
+    assert response.status_code == 302 and retried.pk != failed.pk and retried.thread_id == failed.thread_id
+    services.run_execute(run_id=retried.pk)
+    retried.refresh_from_db()
+    assert retried.search_question == "What network structure does SBERT fine-tune with?"
