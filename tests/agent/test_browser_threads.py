@@ -98,6 +98,18 @@ def test_it_asks_two_follow_ups_in_a_thread_and_shows_what_was_searched(
     assert console_errors == []
 
 
+def _ask(page, live_server, ticks: list[str], question: str) -> None:
+    """Ask on the Ask page with these boxes ticked, and wait until the run is answered."""
+    page.goto(f"{live_server.url}/ask/")
+    for label in ticks:
+        page.get_by_label(label).check()
+    page.fill("textarea[name=question]", question)
+    page.get_by_role("button", name="Ask", exact=True).click()
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    _answer_latest()
+    page.locator("#run[data-final='1']").wait_for()
+
+
 def test_it_asks_across_two_collections_and_labels_each_citation_with_its_collection(
     page, live_server, collection, alice, password, console_errors  # noqa: F811
 ):
@@ -107,27 +119,14 @@ def test_it_asks_across_two_collections_and_labels_each_citation_with_its_collec
     encoders = knowledge_services.collection_create(name="Encoders", user=alice)
     _index(encoders, *SBERT)
     log_in(page, live_server, alice, password)
-    page.goto(f"{live_server.url}/ask/")
-    page.get_by_label("Retrieval papers").check()
-    page.get_by_label("Encoders").check()
-    page.fill("textarea[name=question]", "What is the default pooling strategy of SBERT?")
-    page.get_by_role("button", name="Ask", exact=True).click()
-    page.wait_for_url(re.compile(r"/runs/\d+/$"))
-    _answer_latest()
-    page.locator("#run[data-final='1']").wait_for()
+    _ask(page, live_server, ["Retrieval papers", "Encoders"], "What is the default pooling strategy of SBERT?")
     assert page.locator("[data-run-collections]").inner_text() == "Encoders, Retrieval papers"
     badges = page.locator("[data-citation-collection]")
     assert badges.count() >= 1 and set(badges.all_inner_texts()) == {"Encoders"}
     screenshot(page, "run-across-collections")
 
     # "All my collections" searches both without ticking each.
-    page.goto(f"{live_server.url}/ask/")
-    page.get_by_label("All my collections").check()
-    page.fill("textarea[name=question]", "How many queries does Doc2query predict?")
-    page.get_by_role("button", name="Ask", exact=True).click()
-    page.wait_for_url(re.compile(r"/runs/\d+/$"))
-    _answer_latest()
-    page.locator("#run[data-final='1']").wait_for()
+    _ask(page, live_server, ["All my collections"], "How many queries does Doc2query predict?")
     assert page.locator("[data-run-collections]").inner_text() == "Encoders, Retrieval papers"
     assert set(page.locator("[data-citation-collection]").all_inner_texts()) == {"Retrieval papers"}
     assert console_errors == []
