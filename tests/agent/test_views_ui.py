@@ -387,3 +387,17 @@ def test_a_citation_of_a_text_source_is_labelled_by_its_type(client, collection,
     assert "PDF" not in body and "Page 1" not in body and "Markdown document" in body
     text_url = reverse("knowledge:document_text", args=[document.pk])
     assert f'href="{text_url}?chunk={chunk.pk}&amp;quote=' in body and "#passage" in body
+
+
+def test_the_collection_page_links_to_asking_across_collections_with_it_ticked(client, collection, alice, password):
+    from knowledge import services
+
+    services.collection_create(name="Encoders", user=alice)
+    _login(client, alice, password)
+    page = client.get(reverse("knowledge:collection_detail", args=[collection.slug])).content.decode()
+    link = f'{reverse("agent:ask")}?collection={collection.slug}'
+    assert f'href="{link}">Ask across several collections' in page
+    ask = client.get(link).content.decode()
+    assert f'<input type="checkbox" name="collection" value="{collection.slug}" checked>' in ask
+    assert '<input type="checkbox" name="collection" value="encoders">' in ask
+    assert 'name="all_collections" value="1">' in ask
