@@ -107,7 +107,7 @@ def portal_embed() -> EmbedFn:
 class ThreadRetriever:
     """Wraps a retriever called from pool threads: each call closes its thread's connection."""
 
-    def __init__(self, inner: CollectionRetriever) -> None:
+    def __init__(self, inner: CollectionRetriever | MultiCollectionRetriever) -> None:
         self.inner = inner
 
     def retrieve(self, query: str, *, k: int) -> list[Source]:

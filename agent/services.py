@@ -208,13 +208,10 @@ def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None) -> Ru
         rewrite_usage = rewritten.usage
         Run.objects.filter(pk=run.pk).update(search_question=run.search_question, updated_at=timezone.now())
     collections = [run.collection, *run.extra_collections.order_by("pk")]
-    if retriever is None and len(collections) > 1:
-        inner = MultiCollectionRetriever(collections, mode=config.retrieval_mode, rerank=config.rerank)
-        retrieval_usage = inner.take_usage
-        concurrent = inner.thread_safe
-        retriever = ThreadRetriever(inner) if concurrent else inner
-    elif retriever is None:
-        inner = CollectionRetriever(run.collection, mode=config.retrieval_mode, rerank=config.rerank)
+    if retriever is None:
+        inner = (MultiCollectionRetriever(collections, mode=config.retrieval_mode, rerank=config.rerank)
+                 if len(collections) > 1 else
+                 CollectionRetriever(run.collection, mode=config.retrieval_mode, rerank=config.rerank))
         retrieval_usage = inner.take_usage
         concurrent = inner.thread_safe
         retriever = ThreadRetriever(inner) if concurrent else inner
