@@ -11,7 +11,8 @@ Steps:
    "they", "their", "them", "this model", "that paper", ...) become the subject; a short
    follow-up that names nothing and has no pronoun ("how many layers?") gets the subject
    appended.
-4. A follow-up that names its own subject and points back to nothing is returned as it is.
+4. A follow-up that names its own subject and points back to nothing, or names it before
+   its first pronoun ("What is BERT and how is it trained?"), is returned as it is.
 """
 
 from __future__ import annotations
@@ -77,6 +78,15 @@ def _names_something(text: str) -> bool:
     return any(_name_like(m.group(), first=k == 0) for k, m in enumerate(_WORD.finditer(text)))
 
 
+def _names_before_pointing_back(text: str) -> bool:
+    """The text names something before its first pronoun (which then refers to that name)."""
+    pointers = [m.start() for rx in (_DEMONSTRATIVE, _POSSESSIVE, _PRONOUN) for m in rx.finditer(text)]
+    if not pointers:
+        return False
+    first = min(pointers)
+    return any(_name_like(m.group(), first=k == 0) for k, m in enumerate(_WORD.finditer(text)) if m.end() <= first)
+
+
 def _finish(text: str, original: str) -> str:
     text = re.sub(r"\s+", " ", text).strip()
     text = text[:1].upper() + text[1:]
@@ -100,6 +110,9 @@ class LocalRewriter:
             text = previous.replace(subject, new, 1) if subject else f"{previous.rstrip(' ?.!')} for {new}"
             return Rewrite(question=_finish(text, previous), changed=True)
         body = _LEAD.sub("", question)
+        if _names_before_pointing_back(body):
+            # "What is BERT and how is it trained?": its pronoun points at its own subject.
+            return Rewrite(question=_finish(body, question), changed=body != question)
         if not fallback:
             return Rewrite(question=_finish(body, question), changed=body != question)
         text = _DEMONSTRATIVE.sub(fallback, body)

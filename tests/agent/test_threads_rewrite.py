@@ -31,6 +31,7 @@ def test_it_finds_the_subject_a_question_names(question, subject):
     ("And what optimizer did this model use?", "What optimizer did the Transformer use?"),
     ("how many heads?", "How many heads in the Transformer?"),
     ("what about BERT?", "How many layers does BERT encoder have?"),
+    ("and what is its BLEU score on WMT?", "What is the Transformer's BLEU score on WMT?"),
 ])
 def test_it_rewrites_a_follow_up_against_the_previous_subject(follow_up, standalone):
     rewrite = LocalRewriter().rewrite(follow_up, LAYERS)
@@ -41,6 +42,9 @@ def test_it_leaves_a_question_that_names_its_own_subject_alone():
     rewrite = LocalRewriter().rewrite("What dataset was GPT-4 trained on?", LAYERS)
     assert (rewrite.question, rewrite.changed) == ("What dataset was GPT-4 trained on?", False)
     assert LocalRewriter().rewrite("and what about it?", []).changed is False
+    # Its pronoun points at the name it gives first.
+    rewrite = LocalRewriter().rewrite("What is BERT and how is it trained?", LAYERS)
+    assert (rewrite.question, rewrite.changed) == ("What is BERT and how is it trained?", False)
 
 
 def test_it_falls_back_to_the_cited_title_when_the_question_named_nothing():
