@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -49,6 +49,10 @@ class CitationOutputSerializer(serializers.Serializer):
         help_text="Null once the document was deleted.",
     )
     document_title = serializers.CharField()
+    collection = serializers.SlugField(
+        source="collection.slug", allow_null=True, default=None,
+        help_text="Slug of the collection the passage came from (a run may search several); null once deleted.",
+    )
     page = serializers.IntegerField()
     chunk_id = serializers.IntegerField(allow_null=True)
     chunk_text = serializers.CharField(help_text="Exactly the text that was retrieved and audited.")
@@ -111,6 +115,13 @@ class RunSummarySerializer(serializers.Serializer):
     collection = serializers.SlugField(source="collection.slug")
     user = serializers.CharField(source="user.username", allow_null=True, default=None)
     question = serializers.CharField()
+    search_question = serializers.CharField(
+        help_text="A follow-up rewritten into the standalone question that was searched; empty otherwise."
+    )
+    thread = serializers.IntegerField(source="thread_id", allow_null=True, help_text="Thread id of a conversation.")
+    collections = serializers.SerializerMethodField(
+        help_text="Every collection searched: `collection` first, then the others asked across."
+    )
     config_name = serializers.CharField()
     status = serializers.ChoiceField(choices=Run.Status.choices)
     outcome = serializers.CharField(help_text="ANSWER, PARTIAL, REFUSAL, FALSE_PREMISE, CLARIFY; empty until done.")
@@ -119,6 +130,9 @@ class RunSummarySerializer(serializers.Serializer):
 
     def get_url(self, obj: Run) -> str:
         return reverse("api:run_detail", kwargs={"pk": obj.pk}, request=self.context["request"])
+
+    def get_collections(self, obj: Run) -> list[str]:
+        return [obj.collection.slug, *(c.slug for c in sorted(obj.extra_collections.all(), key=lambda c: c.slug))]
 
 
 class RunDetailSerializer(RunSummarySerializer):
@@ -159,7 +173,7 @@ class ReviewOutputSerializer(serializers.Serializer):
 def _run_detail(pk: int) -> Run:
     return (
         Run.objects.select_related("collection", "user")
-        .prefetch_related("steps", "citations__chunk")
+        .prefetch_related("steps", "citations__chunk", "citations__collection", "extra_collections")
         .get(pk=pk)
     )
 
@@ -181,7 +195,16 @@ class RunListApi(APIView):
 
     @extend_schema_serializer(component_name="RunCreate")
     class InputSerializer(serializers.Serializer):
-        collection = serializers.SlugField(help_text="Slug of a collection you are a member of.")
+        collection = serializers.SlugField(
+            required=False, help_text="Slug of a collection you are a member of (or use `collections`)."
+        )
+        collections = serializers.ListField(
+            child=serializers.SlugField(), required=False, max_length=50,
+            help_text="Ask across several collections you may read (slugs); one you cannot read is a 404.",
+        )
+        all_collections = serializers.BooleanField(
+            required=False, default=False, help_text="Ask across every collection you may read."
+        )
         question = serializers.CharField(max_length=100_000, help_text="Validated further by the service.")
         config = serializers.ChoiceField(choices=[], required=False, help_text="Configuration name.")
 
@@ -198,9 +221,9 @@ class RunListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         filters = parse_filters(self.FilterSerializer, request)
-        runs: QuerySet[Run] = Run.objects.filter(
+        runs: QuerySet[Run] = selectors.hide_unreadable(Run.objects.filter(
             collection__in=knowledge_selectors.collection_list(user=request.user), benchmark_run__isnull=True
-        )
+        ), user=request.user)
         if filters.get("collection"):
             collection, _ = knowledge_selectors.collection_get(user=request.user, slug=filters["collection"])
             runs = selectors.run_list(user=request.user, collection=collection, mine=False)
@@ -213,7 +236,8 @@ class RunListApi(APIView):
             runs = runs.filter(config_name=filters["config"])
         if filters.get("q"):
             runs = runs.filter(question__icontains=filters["q"])
-        runs = runs.select_related("collection", "user").order_by(filters["ordering"], "-pk")
+        runs = runs.select_related("collection", "user").prefetch_related("extra_collections").order_by(
+            filters["ordering"], "-pk")
         return paginated(self, request, runs, RunSummarySerializer)
 
     @extend_schema(
@@ -230,12 +254,20 @@ class RunListApi(APIView):
         from agent.services import run_create
 
         data = parse_input(self.InputSerializer, request)
-        collection, _ = knowledge_selectors.collection_get(user=request.user, slug=data["collection"])
+        slugs = [data["collection"]] if data.get("collection") else []
+        asked = selectors.ask_collections_get(
+            user=request.user, slugs=slugs + list(data.get("collections") or []), everything=data["all_collections"]
+        )
+        if not asked:
+            raise ValidationError(
+                {"collection": ["Give `collection`, `collections` or `all_collections` (you are in none)."]}
+            )
         run = run_create(
-            collection=collection,
+            collection=asked[0],
             user=request.user,
             question=data["question"],
             config_name=data.get("config") or settings.DEFAULT_RUN_CONFIG,
+            extra_collections=asked[1:],
         )
         body = RunDetailSerializer(_run_detail(run.pk), context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})

@@ -54,6 +54,28 @@ def config_choices(default: str) -> list[str]:
     return [default, *[n for n in CONFIG_NAMES if n != default]] if default in CONFIG_NAMES else list(CONFIG_NAMES)
 
 
+# The configuration a "Quick answer" uses: one retrieval, one generation, no audit or retry.
+QUICK_CONFIG = "hybrid"
+
+
+def user_choices(default: str) -> list[tuple[str, str]]:
+    """The at most two choices the ask form offers, as (configuration name, plain label).
+
+    People choose between a checked answer and a quick one; the eight named configurations
+    stay in the benchmark pages and the API. When the default is itself the quick one (an
+    operator set PORTAL_DEFAULT_RUN_CONFIG=hybrid), the form offers one choice only.
+    """
+    choices = [(default, "Checked answer (default)")]
+    if default != QUICK_CONFIG:
+        choices.append((QUICK_CONFIG, "Quick answer (no evidence check)"))
+    return choices
+
+
+def config_label(name: str, default: str) -> str:
+    """The plain name of a configuration for people; the internal name when it has none."""
+    return dict(user_choices(default)).get(name, name)
+
+
 def get_config(name: str) -> RunConfig:
     try:
         return CONFIGS[name]

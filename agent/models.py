@@ -13,6 +13,28 @@ logger = logging.getLogger(__name__)
 OUTCOME_CHOICES = [(o.value, o.label) for o in Outcome]
 
 
+class Thread(models.Model):
+    """A conversation: a first question and its follow-ups, each an ordinary Run (`turns`).
+
+    It belongs to the collection of its first run and is seen, like runs, by every member of
+    that collection (and of every other collection its runs searched).
+    """
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="threads")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="threads"
+    )
+    title = models.CharField(max_length=300)  # the first question, shortened
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return f"Thread {self.pk}: {self.title[:60]}"
+
+
 class Run(models.Model):
     """One question answered by one configuration. The row is the truth a user sees."""
 
@@ -29,6 +51,13 @@ class Run(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="runs"
     )
     question = models.TextField()
+    # Collections searched besides `collection` (asking across collections); empty for the
+    # usual one-collection run. Reading the run needs a role on every one of them.
+    extra_collections = models.ManyToManyField(Collection, blank=True, related_name="cross_runs")
+    thread = models.ForeignKey(Thread, null=True, blank=True, on_delete=models.CASCADE, related_name="turns")
+    # A follow-up rewritten into a standalone question ("Searched as: ..."); the loop answers
+    # this one. Empty for a first question, and until the worker has rewritten it.
+    search_question = models.TextField(blank=True)
     config_name = models.CharField(max_length=50)
     config_hash = models.CharField(max_length=64)
     config = models.JSONField(default=dict)
@@ -78,6 +107,11 @@ class Run(models.Model):
     @property
     def is_final(self) -> bool:
         return self.status in self.FINAL
+
+    @property
+    def asked_as(self) -> str:
+        """What the loop searched for: the standalone rewrite of a follow-up, else the question."""
+        return self.search_question or self.question
 
 
 class RunStep(models.Model):
@@ -133,6 +167,8 @@ class Citation(models.Model):
     # Null once the chunk's document was deleted; the quoted text stays readable.
     chunk = models.ForeignKey(Chunk, null=True, on_delete=models.SET_NULL, related_name="citations")
     document_title = models.CharField(max_length=500)
+    # The collection the cited passage came from (a run may search several).
+    collection = models.ForeignKey(Collection, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     page = models.PositiveIntegerField()
     chunk_text = models.TextField()
     quote = models.TextField(blank=True)

@@ -61,6 +61,39 @@ class CollectionRetriever:
         return out
 
 
+class MultiCollectionRetriever:
+    """Asking across collections: each collection's own index searched, the lists fused by RRF.
+
+    Scores of different indexes are not comparable (another vocabulary, other BM25
+    statistics), ranks are: a chunk's fused score is 1 / (RRF_K + its rank in its collection). A chunk lives in one
+    collection only, so ties between collections are broken by the collection's own score.
+    """
+
+    def __init__(self, collections: list[Collection], *, mode: str = "rrf", rerank: str | None = None) -> None:
+        self.parts = [CollectionRetriever(c, mode=mode, rerank=rerank) for c in collections]
+
+    def take_usage(self) -> Usage:
+        total = Usage()
+        for part in self.parts:
+            total = total + part.take_usage()
+        return total
+
+    @property
+    def thread_safe(self) -> bool:
+        return all(part.thread_safe for part in self.parts)
+
+    def retrieve(self, query: str, *, k: int) -> list[Source]:
+        from knowledge.retrieval.fusion import RRF_K
+
+        fused: list[tuple[float, float, Source]] = []
+        for part in self.parts:
+            # The collections' chunks are disjoint, so ranks below k anywhere never reach the top k.
+            for rank, source in enumerate(part.retrieve(query, k=k), start=1):
+                fused.append((1.0 / (RRF_K + rank), source.score, source))
+        fused.sort(key=lambda item: (item[0], item[1]), reverse=True)
+        return [source.model_copy(update={"score": score}) for score, _, source in fused[:k]]
+
+
 def portal_embed() -> EmbedFn:
     """The local roles' sentence embedder inside the portal: vectors from the EmbeddingCache
     table first (the index build stored every sentence there), the model for the rest."""
@@ -74,7 +107,7 @@ def portal_embed() -> EmbedFn:
 class ThreadRetriever:
     """Wraps a retriever called from pool threads: each call closes its thread's connection."""
 
-    def __init__(self, inner: CollectionRetriever) -> None:
+    def __init__(self, inner: CollectionRetriever | MultiCollectionRetriever) -> None:
         self.inner = inner
 
     def retrieve(self, query: str, *, k: int) -> list[Source]:

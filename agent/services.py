@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import unicodedata
+from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
 
@@ -14,7 +15,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from agent.models import Citation, Run, RunStep
+from agent.models import Citation, Run, RunStep, Thread
 from knowledge.models import Chunk, Collection
 
 logger = logging.getLogger(__name__)
@@ -52,10 +53,13 @@ def _enqueue(run_id: int) -> None:
 
 
 def run_create(*, collection: Collection, user, question: str, config_name: str | None = None,
-               benchmark_run=None, benchmark_question=None, enqueue: bool = True) -> Run:
+               benchmark_run=None, benchmark_question=None, enqueue: bool = True,
+               extra_collections: Sequence[Collection] = (), thread: Thread | None = None) -> Run:
     """Validate the question and configuration, save a QUEUED Run and queue it after commit.
 
     enqueue=False leaves it queued for the caller to execute in-process (run_execute).
+    `extra_collections` are searched too (the caller checked that the user may read them);
+    `thread` makes the run a follow-up, rewritten into a standalone question by the worker.
     """
     from agent.configs import config_hash, config_record, get_config
 
@@ -69,15 +73,57 @@ def run_create(*, collection: Collection, user, question: str, config_name: str 
     run = Run(
         collection=collection, user=user, question=question, config_name=config.name,
         config=record, config_hash=config_hash(record), index_version=collection.index_version,
-        benchmark_run=benchmark_run, benchmark_question=benchmark_question,
+        benchmark_run=benchmark_run, benchmark_question=benchmark_question, thread=thread,
     )
     # A run from `manage.py ask` has no user; everything else must be valid.
     run.full_clean(exclude=["user"] if user is None else None)
+    extra = [c for c in dict.fromkeys(extra_collections) if c.pk != collection.pk]
     with transaction.atomic():
         run.save()
+        if extra:
+            run.extra_collections.set(extra)
+        if thread is not None:
+            Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now())
         if enqueue:
             _enqueue(run.pk)
     return run
+
+
+THREAD_TITLE_CHARS = 300
+
+
+@transaction.atomic
+def follow_up_create(*, run: Run, user, question: str) -> Run:
+    """Ask `question` as a follow-up of `run`: a new run in the run's thread (started here when
+    the run has none), with the same configuration and the same collections.
+
+    The caller has checked that the user may read the run (agent.selectors.run_get); every
+    member who may read a run may follow it up, as every member may ask.
+    """
+    question = question_clean(question)
+    thread = run.thread
+    if thread is None:
+        thread = Thread.objects.create(collection=run.collection, user=run.user or user,
+                                       title=run.question[:THREAD_TITLE_CHARS])
+        Run.objects.filter(pk=run.pk).update(thread=thread)
+    return run_create(collection=run.collection, user=user, question=question, config_name=run.config_name,
+                      extra_collections=list(run.extra_collections.all()), thread=thread)
+
+
+def _thread_history(run: Run) -> list:
+    """The turns of the run's thread before it, oldest first, as agent.threads.Turn."""
+    from agent.threads import HISTORY_TURNS, Turn
+
+    # A failed turn answered nothing (its retry is a later turn of its own): it is no context.
+    earlier = list(Run.objects.filter(thread_id=run.thread_id, pk__lt=run.pk).exclude(
+        status=Run.Status.FAILED).order_by("-pk")[:HISTORY_TURNS])
+    titles: dict[int, list[str]] = {}
+    for run_id, title in Citation.objects.filter(run__in=earlier).order_by("marker").values_list(
+            "run_id", "document_title"):
+        if title not in titles.setdefault(run_id, []):
+            titles[run_id].append(title)
+    return [Turn(question=r.question, searched_as=r.search_question, answer=r.answer,
+                 titles=tuple(titles.get(r.pk, ()))) for r in reversed(earlier)]
 
 
 def run_claim(run_id: int) -> Run | None:
@@ -131,7 +177,7 @@ def run_fail(*, run_id: int, error: str, usage=None) -> None:
     )
 
 
-def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
+def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None) -> Run | None:
     """Claim the run and answer it; returns None if another delivery already has it.
 
     Writes a RunStep per step as it finishes, stage/progress as the loop moves, then the
@@ -140,7 +186,7 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     """
     from agent.configs import RunConfig, build_roles
     from agent.loop import AgentLoop, Stage, StepRecord
-    from agent.retrieval import CollectionRetriever, ThreadRetriever, portal_embed
+    from agent.retrieval import CollectionRetriever, MultiCollectionRetriever, ThreadRetriever, portal_embed
     from agent.types import STEP_SCHEMA_VERSION
 
     run = run_claim(run_id)
@@ -152,8 +198,20 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     backend = run.config.get("backend", settings.LLM_BACKEND)
     roles = roles or build_roles(config, backend, embed=portal_embed())
     retrieval_usage = None
+    rewrite_usage = None
+    if run.thread_id and not run.search_question:
+        # A follow-up: search for its standalone form, and show it ("Searched as: ...").
+        from agent.threads import build_rewriter
+
+        rewritten = (rewriter or build_rewriter(backend)).rewrite(run.question, _thread_history(run))
+        run.search_question = rewritten.question
+        rewrite_usage = rewritten.usage
+        Run.objects.filter(pk=run.pk).update(search_question=run.search_question, updated_at=timezone.now())
+    collections = [run.collection, *run.extra_collections.order_by("pk")]
     if retriever is None:
-        inner = CollectionRetriever(run.collection, mode=config.retrieval_mode, rerank=config.rerank)
+        inner = (MultiCollectionRetriever(collections, mode=config.retrieval_mode, rerank=config.rerank)
+                 if len(collections) > 1 else
+                 CollectionRetriever(run.collection, mode=config.retrieval_mode, rerank=config.rerank))
         retrieval_usage = inner.take_usage
         concurrent = inner.thread_safe
         retriever = ThreadRetriever(inner) if concurrent else inner
@@ -181,7 +239,9 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     started = time.perf_counter()
     loop = AgentLoop(config, roles, retriever, on_step=on_step, on_stage=on_stage, concurrent=concurrent,
                      retrieval_usage=retrieval_usage)
-    result = loop.run(run.question)
+    result = loop.run(run.asked_as)
+    if rewrite_usage is not None:
+        result.usage = result.usage + rewrite_usage
     latency = int((time.perf_counter() - started) * 1000)
     _save_result(run, result, latency)
     run.refresh_from_db()
@@ -192,11 +252,13 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
 def _save_result(run: Run, result, latency_ms: int) -> None:
     answer = result.answer
     by_id = {s.chunk_id: s for s in result.sources}
-    live = set(Chunk.objects.filter(pk__in=[c.chunk_id for c in answer.citations]).values_list("pk", flat=True))
+    live = dict(Chunk.objects.filter(pk__in=[c.chunk_id for c in answer.citations]).values_list(
+        "pk", "document__collection_id"))
     for ref in answer.citations:
         source = by_id[ref.chunk_id]
         Citation.objects.create(
             run=run, marker=ref.marker, chunk_id=ref.chunk_id if ref.chunk_id in live else None,
+            collection_id=live.get(ref.chunk_id),
             document_title=source.document_title[:500], page=source.page, chunk_text=source.text,
             quote=ref.quote, quote_start=ref.quote_start, verified=ref.verified,
         )

@@ -16,6 +16,16 @@ urlpatterns = [
     path("status/", views.operations_status, name="operations_status"),
 ]
 
+# Follow-ups, threads and exports (agent/views_threads.py).
+from agent import views_threads  # noqa: E402
+
+urlpatterns += [
+    path("runs/<int:pk>/follow-up/", views_threads.run_follow_up, name="run_follow_up"),
+    path("runs/<int:pk>/export.<str:fmt>", views_threads.run_export, name="run_export"),
+    path("threads/<int:pk>/", views_threads.thread_detail, name="thread_detail"),
+    path("threads/<int:pk>/export.md", views_threads.thread_export, name="thread_export"),
+]
+
 # Benchmarks and the review queue (agent/views_review.py).
 from agent import views_review  # noqa: E402
 

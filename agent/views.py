@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -17,7 +18,7 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from agent import selectors
-from agent.configs import config_choices
+from agent.configs import config_label, user_choices
 from agent.models import OUTCOME_CHOICES, Citation, Run, RunStep
 from agent.presentation import answer_html, highlighted_html, stage_view
 from agent.types import Outcome, RetrieveStep
@@ -29,7 +30,8 @@ def ask_context(*, collection=None, collections=None, question: str = "", config
     return {
         "ask_collection": collection,
         "ask_collections": collections,
-        "configs": config_choices(settings.DEFAULT_RUN_CONFIG),
+        "configs": user_choices(settings.DEFAULT_RUN_CONFIG),
+        "configs_names": [name for name, _ in user_choices(settings.DEFAULT_RUN_CONFIG)],
         "selected_config": config_name or settings.DEFAULT_RUN_CONFIG,
         "question": question,
         # The offline backend quotes; the form says so, so nobody expects a summary from it.
@@ -37,31 +39,39 @@ def ask_context(*, collection=None, collections=None, question: str = "", config
     }
 
 
-def _create_run(request: HttpRequest, collection, question: str, config_name: str) -> Run:
+def _create_run(request: HttpRequest, collection, question: str, config_name: str, extra=(), thread=None) -> Run:
     from agent.services import run_create
 
-    return run_create(collection=collection, user=request.user, question=question, config_name=config_name)
+    return run_create(collection=collection, user=request.user, question=question, config_name=config_name,
+                      extra_collections=extra, thread=thread)
 
 
 @login_required
 def ask(request: HttpRequest) -> HttpResponse:
-    """The global ask page: pick a collection, type a question."""
+    """The global ask page: pick one collection, several, or all of yours; type a question.
+
+    A chosen collection the user cannot read is a 404 (as everywhere), never silently skipped.
+    """
     collections = selectors.askable_collections(user=request.user)
     question = request.POST.get("question", "")
     config_name = request.POST.get("config", "")
-    chosen = request.POST.get("collection") or request.GET.get("collection", "")
-    if request.method == "POST" and not chosen:
+    chosen = [s for s in request.POST.getlist("collection") if s] or [request.GET.get("collection", "")]
+    everything = request.POST.get("all_collections") == "1"
+    if request.method == "POST" and not any(chosen) and not everything:
         messages.error(request, "Choose a collection to ask.")
     elif request.method == "POST":
-        collection, _ = knowledge_selectors.collection_get(user=request.user, slug=chosen)
+        asked = selectors.ask_collections_get(user=request.user, slugs=chosen, everything=everything)
         try:
-            run = _create_run(request, collection, question, config_name)
+            if not asked:
+                raise ValidationError("You are not in any collection yet.")
+            run = _create_run(request, asked[0], question, config_name, extra=asked[1:])
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
         else:
             return redirect("agent:run_detail", pk=run.pk)
     context = ask_context(collections=collections, question=question, config_name=config_name)
-    context["chosen_slug"] = chosen
+    context["chosen_slugs"] = chosen
+    context["all_chosen"] = everything
     return render(request, "agent/ask.html", context, status=400 if request.method == "POST" else 200)
 
 
@@ -107,7 +117,7 @@ def _fragment_context(run: Run) -> dict:
     stages = [
         stage_view(s.kind, s.record(), attempt=s.attempt, duration_ms=s.duration_ms) for s in steps
     ]
-    citations = list(run.citations.select_related("chunk").order_by("marker"))
+    citations = list(run.citations.select_related("chunk", "collection").order_by("marker"))
     panel_url = reverse("agent:citation_panel", kwargs={"pk": run.pk, "marker": 0})
     context = {
         "run": run,
@@ -115,6 +125,8 @@ def _fragment_context(run: Run) -> dict:
         "citations": citations,
         "answer_html": answer_html(run.answer, markers={c.marker for c in citations}, panel_url=panel_url),
         "overdue": _overdue_context(run),
+        "config_label": config_label(run.config_name, settings.DEFAULT_RUN_CONFIG),
+        "searched_collections": [run.collection, *run.extra_collections.order_by("name")],
     }
     if run.outcome == Outcome.REFUSAL:
         context["searched"] = list(dict.fromkeys(q for s in stages if s.kind == "retrieve" for q in s.queries))
@@ -258,7 +270,9 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     if run.status != Run.Status.FAILED:
         raise Http404("Only a failed run can be retried.")
     try:
-        new_run = _create_run(request, run.collection, run.question, run.config_name)
+        # A retried follow-up stays in its thread and is rewritten again.
+        new_run = _create_run(request, run.collection, run.question, run.config_name,
+                              extra=list(run.extra_collections.all()), thread=run.thread)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect("agent:run_detail", pk=run.pk)
@@ -273,10 +287,13 @@ def run_history(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = knowledge_selectors.collection_get(user=request.user, slug=slug)
     outcome = request.GET.get("outcome", "")
     runs = selectors.run_list(user=request.user, collection=collection, outcome=outcome)[:200]
+    threads = selectors.thread_list(user=request.user, collection=collection).annotate(
+        turn_count=Count("turns"))[:50]
     return render(
         request,
         "agent/history.html",
-        {"collection": collection, "runs": runs, "outcome": outcome, "filters": HISTORY_FILTERS},
+        {"collection": collection, "runs": runs, "outcome": outcome, "filters": HISTORY_FILTERS,
+         "threads": threads},
     )
 
 

@@ -79,3 +79,24 @@ def make_citation(*, run, chunk: Chunk | None, marker: int = 1, quote: str = "",
     }
     fields.update(overrides)
     return Citation.objects.create(run=run, chunk=chunk, marker=marker, **fields)
+
+
+def make_thread(*, runs, **overrides):
+    """A Thread whose turns are `runs` (the first one's collection, user and question)."""
+    from agent.models import Run, Thread
+
+    first = runs[0]
+    fields = {"collection": first.collection, "user": first.user, "title": first.question}
+    fields.update(overrides)
+    thread = Thread.objects.create(**fields)
+    Run.objects.filter(pk__in=[r.pk for r in runs]).update(thread=thread)
+    for run in runs:
+        run.thread = thread
+    return thread
+
+
+def thread_of(world):
+    """The api_world's run as a one-turn thread, made on first use (permission matrices)."""
+    if "thread" not in world.extra:
+        world.extra["thread"] = make_thread(runs=[world.run])
+    return world.extra["thread"]

@@ -17,6 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from tests.api_support import ROLES, ApiWorld
+from tests.factories import thread_of
 
 MEMBER_RANK = {"viewer": 1, "reviewer": 2, "editor": 3, "owner": 4}
 
@@ -46,6 +47,8 @@ class Row:
 slug = lambda w: {"slug": w.collection.slug}  # noqa: E731
 doc = lambda w: {"pk": w.document.pk}  # noqa: E731
 run = lambda w: {"pk": w.run.pk}  # noqa: E731
+thread = lambda w: {"pk": thread_of(w).pk}  # noqa: E731
+follow_up = lambda w: {"question": "And what about BM25F?"}  # noqa: E731
 
 
 def _upload(w: ApiWorld) -> dict[str, Any]:
@@ -93,6 +96,12 @@ TABLE: list[Row] = [
     Row("run_review_list", "get", needs("viewer", 200), run),
     Row("run_review_list", "post", needs("reviewer", 201), run, body=lambda w: {"grade": "correct"}),
     Row("config_list", "get", signed_in(200)),
+    Row("run_follow_up", "post", needs("viewer", 202), run, body=follow_up),
+    Row("run_export", "get", needs("viewer", 200), lambda w: {**run(w), "fmt": "bib"}),
+    Row("thread_list", "get", signed_in(200)),
+    Row("thread_detail", "get", needs("viewer", 200), thread),
+    Row("thread_turn_list", "post", needs("viewer", 202), thread, body=follow_up),
+    Row("thread_export", "get", needs("viewer", 200), thread),
 ]
 
 
@@ -200,6 +209,8 @@ DOWNLOADS: list[Row] = [
     Row(
         "agent:benchmark_export", "get", html_needs("viewer", 200), lambda w: {**_benchmark(w), "fmt": "csv"}
     ),
+    Row("agent:run_export", "get", html_needs("viewer", 200), lambda w: {**run(w), "fmt": "md"}),
+    Row("agent:thread_export", "get", html_needs("viewer", 200), thread),
 ]
 # URL names that hand out files or exports; each must have a row in DOWNLOADS.
 DOWNLOAD_NAME_HINTS = ("file", "export", "download")

@@ -17,6 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from tests.api_support import ROLES, ApiWorld
+from tests.factories import thread_of
 
 MEMBER_RANK = {"viewer": 1, "reviewer": 2, "editor": 3, "owner": 4}
 LOGIN = 302
@@ -82,6 +83,10 @@ TABLE: list[Row] = [
     Row("agent:citation_panel", "get", needs("viewer", 200), lambda w: {**run(w), "marker": 1}),
     # The world's citation is of a text source: the viewer sends it to the text reader.
     Row("agent:citation_viewer", "get", needs("viewer", 302), lambda w: {**run(w), "marker": 1}),
+    Row("agent:run_follow_up", "post", needs("viewer", 302), run, lambda w: {"question": "And what about BM25F?"}),
+    Row("agent:thread_detail", "get", needs("viewer", 200), lambda w: {"pk": thread_of(w).pk}),
+    Row("agent:run_export", "get", needs("viewer", 200), lambda w: {**run(w), "fmt": "md"}),
+    Row("agent:thread_export", "get", needs("viewer", 200), lambda w: {"pk": thread_of(w).pk}),
     Row("agent:benchmark_list", "get", needs("viewer", 200), slug),
     Row("agent:benchmark_import", "post", needs("editor", 302), slug, lambda w: {
         "name": "imported", "file": SimpleUploadedFile("set.json", b'[{"question_id": "Q9", "question": "What is BM25?", '

@@ -161,3 +161,22 @@ def test_a_hijacked_model_cannot_turn_a_hostile_document_into_an_answer(openai_s
     for request in fake_openai.chat_requests:
         assert "<system>" not in request.text
         assert request.text.count("</document>") == len(re.findall(r"<document title=", request.text))
+
+
+def test_a_follow_up_on_the_openai_backend_is_rewritten_by_one_bounded_call_and_billed(
+        openai_settings, fake_openai, collection, alice, chunks):
+    fake_openai.responder = grounded_responder
+    first = services.run_execute(run_id=_new_run(collection, alice).pk, retriever=ListRetriever(chunks))
+    calls_before = len(fake_openai.chat_requests)
+    follow = services.follow_up_create(run=first, user=alice, question="and what are its free parameters?")
+    fake_openai.queue({"standalone": "What are the free parameters of BM25?"})
+
+    follow = services.run_execute(run_id=follow.pk, retriever=ListRetriever(chunks))
+    assert follow.search_question == "What are the free parameters of BM25?"
+    assert follow.status == Run.Status.DONE and follow.citations.exists()
+    rewrite = fake_openai.chat_requests[calls_before]
+    assert rewrite.body["response_format"]["json_schema"]["name"] == "RewriteOut"
+    assert "What kind of ranking function is BM25?" in rewrite.body["messages"][-1]["content"]
+    # The rewrite call is billed to the run, beside the loop's own calls.
+    assert follow.llm_calls == len(fake_openai.chat_requests) - calls_before
+    assert follow.llm_calls == 1 + sum(s.llm_calls for s in follow.steps.all())

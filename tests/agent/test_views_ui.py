@@ -218,7 +218,19 @@ def test_the_global_ask_page_offers_only_my_collections(client, collection, char
     services.collection_create(name="Charlie's notes", user=charlie)
     body = _login(client, charlie, password).get(reverse("agent:ask")).content.decode()
     assert "Charlie&#x27;s notes" in body and collection.name not in body
-    assert '<option value="agentic" selected>' in body
+    # Two plain choices, the checked answer first and chosen; no internal configuration name.
+    assert '<input type="radio" name="config" value="agentic" checked> Checked answer (default)' in body
+    assert '<input type="radio" name="config" value="hybrid"> Quick answer (no evidence check)' in body
+    for internal in ("naive_dense", "agentic_no_audit", "bm25", "hybrid_rerank", "agentic_rerank"):
+        assert internal not in body
+
+
+def test_the_ask_form_offers_one_choice_when_the_default_is_the_quick_one(client, collection, alice, password,
+                                                                         settings):
+    settings.DEFAULT_RUN_CONFIG = "hybrid"
+    body = _login(client, alice, password).get(reverse("knowledge:collection_detail", args=[collection.slug]))
+    body = body.content.decode()
+    assert '<input type="hidden" name="config" value="hybrid">' in body and 'type="radio"' not in body
 
 
 # ---- pure presentation rules ----
@@ -258,7 +270,7 @@ def test_a_step_no_model_reads_shows_its_title_and_timing_only(client, collectio
 def test_the_collection_page_has_the_ask_form_and_the_search_box(client, collection, bob, password):
     body = _login(client, bob, password).get(reverse("knowledge:collection_detail", args=[collection.slug])).content.decode()
     assert f'action="{reverse("agent:collection_ask", args=[collection.slug])}"' in body
-    assert '<option value="agentic" selected>' in body
+    assert '<input type="radio" name="config" value="agentic" checked> Checked answer (default)' in body
     assert f'action="{reverse("knowledge:collection_search", args=[collection.slug])}"' in body
 
 
@@ -378,3 +390,17 @@ def test_a_citation_of_a_text_source_is_labelled_by_its_type(client, collection,
     assert "PDF" not in body and "Page 1" not in body and "Markdown document" in body
     text_url = reverse("knowledge:document_text", args=[document.pk])
     assert f'href="{text_url}?chunk={chunk.pk}&amp;quote=' in body and "#passage" in body
+
+
+def test_the_collection_page_links_to_asking_across_collections_with_it_ticked(client, collection, alice, password):
+    from knowledge import services
+
+    services.collection_create(name="Encoders", user=alice)
+    _login(client, alice, password)
+    page = client.get(reverse("knowledge:collection_detail", args=[collection.slug])).content.decode()
+    link = f'{reverse("agent:ask")}?collection={collection.slug}'
+    assert f'href="{link}">Ask across several collections' in page
+    ask = client.get(link).content.decode()
+    assert f'<input type="checkbox" name="collection" value="{collection.slug}" checked>' in ask
+    assert '<input type="checkbox" name="collection" value="encoders">' in ask
+    assert 'name="all_collections" value="1">' in ask
