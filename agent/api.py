@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
@@ -291,17 +292,20 @@ class RunDetailApi(APIView):
         return Response(RunDetailSerializer(_run_detail(run.pk), context={"request": request}).data)
 
 
+SAVED_DOCUMENT = inline_serializer("SavedDocument", {
+    "document_id": serializers.IntegerField(), "title": serializers.CharField(), "created": serializers.BooleanField(),
+})
+
+
 class CitationSaveApi(APIView):
     @extend_schema(
         operation_id="citations_save",
         summary="Add a web citation's page to the run's collection (editor); ingested like an upload",
-        request=None,
+        # No fields: the citation is named by the path; an empty JSON object is the body.
+        request={"application/json": OpenApiTypes.OBJECT},
         responses={
-            201: inline_serializer("SavedDocument", {
-                "document_id": serializers.IntegerField(), "title": serializers.CharField(),
-                "created": serializers.BooleanField(),
-            }),
-            200: OpenApiResponse(description="The same page (by content hash) is already in the collection."),
+            201: SAVED_DOCUMENT,
+            200: OpenApiResponse(SAVED_DOCUMENT, description="The same page (by content hash) is already there."),
             **error_responses(400, 403, 404),
         },
     )

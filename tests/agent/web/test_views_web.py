@@ -19,7 +19,7 @@ def world(api_world, monkeypatch):
     return api_world
 
 
-def test_without_a_provider_the_feature_does_not_exist(client, world, settings):
+def test_without_a_provider_the_feature_does_not_exist(client, world, settings, monkeypatch):
     settings.WEB_SEARCH_PROVIDER = ""
     owner = world.users["owner"]
     client.force_login(owner)
@@ -34,9 +34,8 @@ def test_without_a_provider_the_feature_does_not_exist(client, world, settings):
     assert created.status_code == 202 and not Run.objects.get(pk=created.json()["id"]).web_allowed
     from knowledge.api_schema import SchemaApi
 
-    SchemaApi._built.clear()  # built once per process; this one must reflect no provider
+    monkeypatch.setattr(SchemaApi, "_built", {})  # built once per process; this one must reflect no provider
     schema = client.get(reverse("api-schema")).content.decode()
-    SchemaApi._built.clear()
     assert "may_search_web" not in schema and "used_web" not in schema and "source_url" not in schema
 
 
