@@ -209,7 +209,7 @@ class AgentLoop:
         assert web is not None
         started = time.perf_counter()
         decision, reason = route_decision(audit.verdict, enabled_for_collection=web.enabled_for_collection,
-                                          allowed_for_question=web.allowed_for_question)
+                                          allowed_for_question=web.allowed_for_question, on_partial=web.on_partial)
         self._record(RouteStep(verdict=audit.verdict, enabled_for_collection=web.enabled_for_collection,
                                allowed_for_question=web.allowed_for_question, decision=decision, reason=reason),
                      attempt, started)

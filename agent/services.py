@@ -156,7 +156,7 @@ def _web_route(run: Run, web_evidence=None):
         web_evidence = WebEvidence(provider, SafeFetcher(FetchPolicy.from_settings()),
                                    pages=settings.WEB_SEARCH_PAGES, embed=embed)
     return WebRoute(web_evidence, enabled_for_collection=run.collection.web_search_enabled,
-                    allowed_for_question=run.web_allowed)
+                    allowed_for_question=run.web_allowed, on_partial=settings.WEB_SEARCH_ON_PARTIAL)
 
 
 def run_execute(*, run_id: int, roles=None, retriever=None, web_evidence=None) -> Run | None:

@@ -88,6 +88,24 @@ WEB = [
         "The Great Wall of China is a series of fortifications built across northern China.",
         "A 2012 survey measured the Great Wall of China with all its branches at 21,196 kilometres long.",
         "Its best-known sections were built during the Ming dynasty."]),
+    # Near the papers' field: the papers mention these subjects but do not hold the answer,
+    # so the collection's weak matches must not be mistaken for evidence.
+    ("Who developed the BM25 ranking function?", "/wiki/okapi-bm25", "Okapi BM25", [
+        "Okapi BM25 is a ranking function used by search engines to estimate the relevance of documents.",
+        "BM25 was developed by Stephen Robertson, Karen Sparck Jones and colleagues at City University London.",
+        "The name comes from the Okapi information retrieval system, where it was first implemented."]),
+    ("What is the maximum input length of the original BERT model in tokens?", "/wiki/bert-model", "BERT", [
+        "BERT is a language model introduced by researchers at Google in October 2018.",
+        "The original BERT model accepts a maximum input length of 512 tokens.",
+        "Longer texts have to be truncated or split into several windows."]),
+    ("Which company developed the T5 model?", "/wiki/t5-model", "T5 (language model)", [
+        "T5, the Text-to-Text Transfer Transformer, casts every language task as text generation.",
+        "The T5 model was developed by Google Research and released in 2019.",
+        "It was trained on the Colossal Clean Crawled Corpus, known as C4."]),
+    ("How many parameters does GPT-3 have?", "/wiki/gpt-3", "GPT-3", [
+        "GPT-3 is a large language model released by OpenAI in 2020.",
+        "GPT-3 has 175 billion parameters, more than a hundred times as many as GPT-2.",
+        "It is a decoder-only transformer trained to predict the next token."]),
 ]
 DISTRACTORS = [
     ("/blog/travel-tips", "Travel tips", ["Pack light and carry a water bottle when you visit a tower or a mountain.",
@@ -117,11 +135,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--var", type=Path, default=ROOT / "var" / "bench-web-routing")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--no-partial", action="store_true",
+                        help="PORTAL_WEB_SEARCH_ON_PARTIAL=0: only an insufficient verdict goes to the web")
     args = parser.parse_args()
     with FakeWeb() as web:
         build_web(web)
         os.environ.update({"PORTAL_DEBUG": "1", "PORTAL_WEB_SEARCH_PROVIDER": "searxng",
-                           "PORTAL_WEB_SEARCH_URL": web.base_url, "PORTAL_WEB_SEARCH_ALLOW_LOOPBACK_FOR_TESTS": "1"})
+                           "PORTAL_WEB_SEARCH_URL": web.base_url, "PORTAL_WEB_SEARCH_ALLOW_LOOPBACK_FOR_TESTS": "1",
+                           "PORTAL_WEB_SEARCH_ON_PARTIAL": "0" if args.no_partial else "1"})
         common.django_setup(args.var)
         from agent.models import RunStep
 
@@ -139,6 +160,7 @@ def main() -> None:
             right_page = [c for c in web_cites if c.verified and path and c.source_url.endswith(path)]
             rows.append({
                 "question": question, "expected_route": expected, "route": decision,
+                "collection_verdict": route.input.get("verdict") if route else "",
                 "route_reason": route.record().reason if route else "", "outcome": run.outcome,
                 "answer": run.answer, "web_citations": [(c.source_url, c.quote) for c in web_cites],
                 "answered_from_right_page": run.outcome in ("ANSWER", "PARTIAL") and bool(right_page),
@@ -148,6 +170,7 @@ def main() -> None:
     in_rows = [r for r in rows if r["expected_route"] == "kb_only"]
     web_rows = [r for r in rows if r["expected_route"] == "web"]
     summary = {
+        "route_on_partial": not args.no_partial,
         "questions": len(rows),
         "routed_correctly": sum(r["route"] == r["expected_route"] for r in rows),
         "in_collection_routed_kb_only": sum(r["route"] == "kb_only" for r in in_rows),

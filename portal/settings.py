@@ -363,6 +363,8 @@ if WEB_SEARCH_PROVIDER == "searxng" and not WEB_SEARCH_URL.startswith(("http://"
     raise ImproperlyConfigured("PORTAL_WEB_SEARCH_PROVIDER=searxng needs PORTAL_WEB_SEARCH_URL=http(s)://host:port.")
 WEB_SEARCH_TIMEOUT_SECONDS = env_float("PORTAL_WEB_SEARCH_TIMEOUT_SECONDS", 10.0, minimum=0.1)
 WEB_SEARCH_PAGES = env_int("PORTAL_WEB_SEARCH_PAGES", 3, minimum=1)  # pages fetched per run
+# A partial verdict (the collection covers part of the question) also goes to the web.
+WEB_SEARCH_ON_PARTIAL = env_bool("PORTAL_WEB_SEARCH_ON_PARTIAL", True)
 WEB_SEARCH_FETCH_MAX_BYTES = env_int("PORTAL_WEB_SEARCH_FETCH_MAX_BYTES", 2_000_000, minimum=1024)
 WEB_SEARCH_FETCH_TIMEOUT_SECONDS = env_float("PORTAL_WEB_SEARCH_FETCH_TIMEOUT_SECONDS", 10.0, minimum=0.1)
 WEB_SEARCH_FETCH_MAX_REDIRECTS = env_int("PORTAL_WEB_SEARCH_FETCH_MAX_REDIRECTS", 3, minimum=0)

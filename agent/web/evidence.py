@@ -36,17 +36,23 @@ _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 ROUTE_ON = (Verdict.INSUFFICIENT_REFUSE, Verdict.INSUFFICIENT_RETRY)
 
 
-def route_decision(verdict: Verdict | None, *, enabled_for_collection: bool,
-                   allowed_for_question: bool) -> tuple[RouteDecision, str]:
-    """KB only or web, and why, in words for the run page."""
-    if verdict not in ROUTE_ON:
+def route_decision(verdict: Verdict | None, *, enabled_for_collection: bool, allowed_for_question: bool,
+                   on_partial: bool = True) -> tuple[RouteDecision, str]:
+    """KB only or web, and why, in words for the run page.
+
+    `on_partial` (PORTAL_WEB_SEARCH_ON_PARTIAL): a partial verdict, where the collection
+    covers only part of the question, counts as falling short too (docs/web-search.md).
+    """
+    partial = on_partial and verdict == Verdict.PARTIALLY_SUFFICIENT
+    if verdict not in ROUTE_ON and not partial:
         why = f"the collection's evidence was enough to go on ({verdict.value if verdict else 'no audit'})"
         return RouteDecision.KB_ONLY, why
+    short = "the collection covers only part of the question" if partial else "the collection falls short"
     if not enabled_for_collection:
-        return RouteDecision.KB_ONLY, "the collection falls short, but its owner has not enabled web search"
+        return RouteDecision.KB_ONLY, f"{short}, but its owner has not enabled web search"
     if not allowed_for_question:
-        return RouteDecision.KB_ONLY, "the collection falls short, but the asker did not allow web search"
-    return RouteDecision.WEB, "the collection falls short after the retries, and web search is allowed"
+        return RouteDecision.KB_ONLY, f"{short}, but the asker did not allow web search"
+    return RouteDecision.WEB, f"{short} after the retries, and web search is allowed"
 
 
 def page_title(page: FetchedPage, fallback: str) -> str:
@@ -169,7 +175,9 @@ class WebEvidence:
 class WebRoute:
     """What the loop needs to route one run: the two permissions and the evidence gatherer."""
 
-    def __init__(self, evidence: WebEvidence, *, enabled_for_collection: bool, allowed_for_question: bool) -> None:
+    def __init__(self, evidence: WebEvidence, *, enabled_for_collection: bool, allowed_for_question: bool,
+                 on_partial: bool = True) -> None:
         self.evidence = evidence
         self.enabled_for_collection = enabled_for_collection
         self.allowed_for_question = allowed_for_question
+        self.on_partial = on_partial

@@ -9,10 +9,18 @@ from agent.types import RouteDecision, RouteStep, Verdict, WebPageBrief, WebSear
 from agent.web.evidence import route_decision
 
 
-@pytest.mark.parametrize("verdict", [Verdict.SUFFICIENT, Verdict.PARTIALLY_SUFFICIENT, Verdict.FALSE_PREMISE,
-                                     Verdict.CLARIFY, None])
+@pytest.mark.parametrize("verdict", [Verdict.SUFFICIENT, Verdict.FALSE_PREMISE, Verdict.CLARIFY, None])
 def test_it_stays_on_the_collection_unless_the_evidence_is_still_insufficient(verdict):
     decision, reason = route_decision(verdict, enabled_for_collection=True, allowed_for_question=True)
+    assert decision == RouteDecision.KB_ONLY and "enough to go on" in reason
+
+
+def test_a_partial_verdict_goes_to_the_web_unless_the_setting_says_otherwise():
+    decision, reason = route_decision(Verdict.PARTIALLY_SUFFICIENT, enabled_for_collection=True,
+                                      allowed_for_question=True)
+    assert decision == RouteDecision.WEB and "covers only part of the question" in reason
+    decision, reason = route_decision(Verdict.PARTIALLY_SUFFICIENT, enabled_for_collection=True,
+                                      allowed_for_question=True, on_partial=False)
     assert decision == RouteDecision.KB_ONLY and "enough to go on" in reason
 
 
