@@ -128,6 +128,8 @@ class WebEvidence:
             return self.fetcher.fetch(url)
         except FetchRefused as exc:
             return exc
+        except Exception as exc:  # one odd page must not fail the run; the step says what happened
+            return FetchRefused(url, f"the fetch failed ({exc.__class__.__name__}: {exc})")
 
     def gather(self, queries: list[str], *, k: int) -> tuple[WebSearchStep, list[Source]]:
         errors: list[str] = []

@@ -237,7 +237,8 @@ class SafeFetcher:
                 raise
             except TimeoutError:
                 raise FetchRefused(url, f"no complete answer within {policy.timeout:g} s") from None
-            except (OSError, http.client.HTTPException) as exc:
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                # ValueError: what http.client raises on a header or host it cannot encode.
                 raise FetchRefused(url, f"the connection failed ({exc.__class__.__name__}: {exc})") from None
             finally:
                 conn.close()

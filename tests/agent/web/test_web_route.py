@@ -101,3 +101,17 @@ def test_a_refused_page_is_reported_with_its_reason_in_the_step(web_settings, fa
     # Only the search went out (the operator's SearxNG); no page was requested.
     assert all(path.startswith("/search") for path, _ in fake_web.requests)
     assert run.outcome == "REFUSAL" and not Citation.objects.filter(run=run).exclude(source_url="").exists()
+
+
+def test_a_page_that_breaks_the_fetcher_unexpectedly_is_reported_and_the_run_goes_on(
+        web_settings, fake_web, kb_collection, alice, monkeypatch):
+    from agent.web.fetch import SafeFetcher
+
+    def broken(self, url):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(SafeFetcher, "fetch", broken)
+    run = _ask(kb_collection, alice)
+    assert run.status == Run.Status.DONE and run.outcome == "REFUSAL"
+    step = run.steps.get(kind=RunStep.Kind.WEB_SEARCH).record()
+    assert step.pages and all("RuntimeError: boom" in p.reason for p in step.pages)
