@@ -195,4 +195,3 @@ def test_it_refuses_a_compressed_body(web):
 
 def test_it_reports_an_error_status(web):
     assert "HTTP 404" in _refused(_fetcher(test_loopback=True), web.url("/missing"))
-
