@@ -126,7 +126,9 @@ class UsageSerializer(serializers.Serializer):
     cost_usd = serializers.FloatField()
 
 
-class RunSummarySerializer(serializers.Serializer):
+class RunSummarySerializer(WebFieldsMixin, serializers.Serializer):
+    WEB_FIELDS = ("used_web",)
+
     id = serializers.IntegerField()
     url = serializers.SerializerMethodField()
     collection = serializers.SlugField(source="collection.slug")
@@ -137,12 +139,14 @@ class RunSummarySerializer(serializers.Serializer):
     outcome = serializers.CharField(help_text="ANSWER, PARTIAL, REFUSAL, FALSE_PREMISE, CLARIFY; empty until done.")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+    used_web = serializers.BooleanField(
+        help_text="The run searched the web: citations with a source_url come from web pages, not the collection.")
 
     def get_url(self, obj: Run) -> str:
         return reverse("api:run_detail", kwargs={"pk": obj.pk}, request=self.context["request"])
 
 
-class RunDetailSerializer(WebFieldsMixin, RunSummarySerializer):
+class RunDetailSerializer(RunSummarySerializer):
     WEB_FIELDS = ("web_allowed", "used_web")
 
     config_hash = serializers.CharField()
@@ -162,8 +166,6 @@ class RunDetailSerializer(WebFieldsMixin, RunSummarySerializer):
     timings = TimingsSerializer(source="*")
     usage = UsageSerializer(source="*")
     web_allowed = serializers.BooleanField(help_text="The asker allowed a web search for this question.")
-    used_web = serializers.BooleanField(
-        help_text="The run searched the web: citations with a source_url come from web pages, not the collection.")
 
 
 class ReviewOutputSerializer(serializers.Serializer):

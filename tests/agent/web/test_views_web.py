@@ -104,7 +104,7 @@ def test_reviewers_filter_runs_that_used_the_web(client, world, settings):
     api = world.client("reviewer")
     listed = api.get(reverse("api:run_list") + "?mine=false&used_web=true").json()
     ids = [r["id"] for r in listed["results"]]
-    assert world.run.pk in ids and other.pk not in ids
+    assert world.run.pk in ids and other.pk not in ids and all(r["used_web"] for r in listed["results"])
     client.force_login(world.users["owner"])
     page = client.get(reverse("agent:run_history", args=[world.collection.slug]) + "?web=1").content.decode()
     assert "What baseline is used?" in page and "Plain?" not in page
