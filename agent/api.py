@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -40,7 +41,25 @@ from knowledge.models import Role
 # ---------------------------------------------------------------------------
 
 
-class CitationOutputSerializer(serializers.Serializer):
+# Drops the fields named in WEB_FIELDS where no web search provider is configured: then the
+# feature does not exist in the API's bodies nor in its schema (a comment, not a docstring,
+# so the schema's component descriptions do not inherit it).
+class WebFieldsMixin:
+
+    WEB_FIELDS: tuple[str, ...] = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from agent.web.search import web_search_available
+
+        super().__init__(*args, **kwargs)
+        if not web_search_available():
+            for name in self.WEB_FIELDS:
+                self.fields.pop(name, None)  # type: ignore[attr-defined]
+
+
+class CitationOutputSerializer(WebFieldsMixin, serializers.Serializer):
+    WEB_FIELDS = ("source_url", "fetched_at")
+
     marker = serializers.IntegerField(help_text="The n of [n] in the answer.")
     document_id = serializers.IntegerField(
         source="chunk.document_id",
@@ -64,6 +83,8 @@ class CitationOutputSerializer(serializers.Serializer):
         help_text="End offset of the quote in chunk_text; -1 if none."
     )
     verified = serializers.BooleanField()
+    source_url = serializers.CharField(help_text="Web evidence: the page's URL (empty for a collection passage).")
+    fetched_at = serializers.DateTimeField(allow_null=True, help_text="Web evidence: when the page was fetched.")
 
     def _span(self, obj: Citation) -> tuple[int, int]:
         if not hasattr(obj, "_api_span"):
@@ -109,7 +130,9 @@ class UsageSerializer(serializers.Serializer):
     cost_usd = serializers.FloatField()
 
 
-class RunSummarySerializer(serializers.Serializer):
+class RunSummarySerializer(WebFieldsMixin, serializers.Serializer):
+    WEB_FIELDS = ("used_web",)
+
     id = serializers.IntegerField()
     url = serializers.SerializerMethodField()
     collection = serializers.SlugField(source="collection.slug")
@@ -127,6 +150,8 @@ class RunSummarySerializer(serializers.Serializer):
     outcome = serializers.CharField(help_text="ANSWER, PARTIAL, REFUSAL, FALSE_PREMISE, CLARIFY; empty until done.")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+    used_web = serializers.BooleanField(
+        help_text="The run searched the web: citations with a source_url come from web pages, not the collection.")
 
     def get_url(self, obj: Run) -> str:
         return reverse("api:run_detail", kwargs={"pk": obj.pk}, request=self.context["request"])
@@ -136,6 +161,8 @@ class RunSummarySerializer(serializers.Serializer):
 
 
 class RunDetailSerializer(RunSummarySerializer):
+    WEB_FIELDS = ("web_allowed", "used_web")
+
     config_hash = serializers.CharField()
     progress = ProgressSerializer(source="*")
     verdict = serializers.CharField()
@@ -152,6 +179,7 @@ class RunDetailSerializer(RunSummarySerializer):
     steps = StepOutputSerializer(many=True, source="steps.all")
     timings = TimingsSerializer(source="*")
     usage = UsageSerializer(source="*")
+    web_allowed = serializers.BooleanField(help_text="The asker allowed a web search for this question.")
 
 
 class ReviewOutputSerializer(serializers.Serializer):
@@ -180,8 +208,12 @@ def _run_detail(pk: int) -> Run:
 
 class RunListApi(APIView):
     @extend_schema_serializer(component_name="RunListFilter")
-    class FilterSerializer(serializers.Serializer):
+    class FilterSerializer(WebFieldsMixin, serializers.Serializer):
+        WEB_FIELDS = ("used_web",)
+
         collection = serializers.SlugField(required=False, help_text="Only runs of this collection.")
+        used_web = serializers.BooleanField(required=False, allow_null=True, default=None,
+                                            help_text="true: only runs that searched the web; false: only the others.")
         status = serializers.ChoiceField(choices=Run.Status.choices, required=False)
         outcome = serializers.ChoiceField(choices=OUTCOME_CHOICES, required=False)
         config = serializers.CharField(required=False, max_length=50, help_text="Configuration name.")
@@ -194,7 +226,9 @@ class RunListApi(APIView):
         ordering = ordering_field("created_at", "finished_at", default="-created_at")
 
     @extend_schema_serializer(component_name="RunCreate")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(WebFieldsMixin, serializers.Serializer):
+        WEB_FIELDS = ("may_search_web",)
+
         collection = serializers.SlugField(
             required=False, help_text="Slug of a collection you are a member of (or use `collections`)."
         )
@@ -207,6 +241,10 @@ class RunListApi(APIView):
         )
         question = serializers.CharField(max_length=100_000, help_text="Validated further by the service.")
         config = serializers.ChoiceField(choices=[], required=False, help_text="Configuration name.")
+        may_search_web = serializers.BooleanField(
+            required=False, allow_null=True, default=None,
+            help_text="Allow a web search when the collection falls short (and its owner enabled it); "
+                      "omitted: your preference.")
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -236,6 +274,8 @@ class RunListApi(APIView):
             runs = runs.filter(config_name=filters["config"])
         if filters.get("q"):
             runs = runs.filter(question__icontains=filters["q"])
+        if filters.get("used_web") is not None:
+            runs = runs.filter(used_web=filters["used_web"])
         runs = runs.select_related("collection", "user").prefetch_related("extra_collections").order_by(
             filters["ordering"], "-pk")
         return paginated(self, request, runs, RunSummarySerializer)
@@ -251,7 +291,7 @@ class RunListApi(APIView):
         responses={202: RunDetailSerializer, **error_responses(400, 403, 404)},
     )
     def post(self, request: Request) -> Response:
-        from agent.services import run_create
+        from agent.services import run_create, web_preference_get
 
         data = parse_input(self.InputSerializer, request)
         slugs = [data["collection"]] if data.get("collection") else []
@@ -262,12 +302,14 @@ class RunListApi(APIView):
             raise ValidationError(
                 {"collection": ["Give `collection`, `collections` or `all_collections` (you are in none)."]}
             )
+        web_allowed = data.get("may_search_web")
         run = run_create(
             collection=asked[0],
             user=request.user,
             question=data["question"],
             config_name=data.get("config") or settings.DEFAULT_RUN_CONFIG,
             extra_collections=asked[1:],
+            web_allowed=web_preference_get(user=request.user) if web_allowed is None else web_allowed,
         )
         body = RunDetailSerializer(_run_detail(run.pk), context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
@@ -282,6 +324,46 @@ class RunDetailApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         run = selectors.run_get(user=request.user, pk=pk)
         return Response(RunDetailSerializer(_run_detail(run.pk), context={"request": request}).data)
+
+
+SAVED_DOCUMENT = inline_serializer("SavedDocument", {
+    "document_id": serializers.IntegerField(), "title": serializers.CharField(), "created": serializers.BooleanField(),
+})
+
+
+class CitationSaveApi(APIView):
+    @extend_schema(
+        operation_id="citations_save",
+        summary="Add a web citation's page to the run's collection (editor); ingested like an upload",
+        # No fields: the citation is named by the path; an empty JSON object is the body.
+        request={"application/json": OpenApiTypes.OBJECT},
+        responses={
+            201: SAVED_DOCUMENT,
+            200: OpenApiResponse(SAVED_DOCUMENT, description="The same page (by content hash) is already there."),
+            **error_responses(400, 403, 404),
+        },
+    )
+    def post(self, request: Request, pk: int, marker: int) -> Response:
+        from django.core.exceptions import ValidationError
+        from django.http import Http404
+
+        from agent.services import citation_save_to_collection
+        from agent.web.search import web_search_available
+
+        if not web_search_available():
+            raise Http404("No such endpoint.")
+        citation = selectors.citation_get(user=request.user, run_pk=pk, marker=marker)
+        role = knowledge_selectors.collection_role(user=request.user, collection=citation.run.collection)
+        if not knowledge_selectors.role_at_least(role, Role.EDITOR):
+            raise PermissionDenied("Adding a page to the collection needs the editor role.")
+        try:
+            document, created = citation_save_to_collection(citation=citation, user=request.user)
+        except ValidationError as exc:
+            from rest_framework.exceptions import ValidationError as ApiValidationError
+
+            raise ApiValidationError({"citation": exc.messages}) from None
+        return Response({"document_id": document.pk, "title": document.title, "created": created},
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class ConfigListApi(APIView):

@@ -8,6 +8,7 @@ urlpatterns = [
     path("runs/", api.RunListApi.as_view(), name="run_list"),
     path("runs/<int:pk>/", api.RunDetailApi.as_view(), name="run_detail"),
     path("runs/<int:pk>/reviews/", api.RunReviewListApi.as_view(), name="run_review_list"),
+    path("runs/<int:pk>/citations/<int:marker>/save/", api.CitationSaveApi.as_view(), name="citation_save"),
     path("configs/", api.ConfigListApi.as_view(), name="config_list"),
     path("runs/<int:pk>/follow-ups/", api_threads.RunFollowUpApi.as_view(), name="run_follow_up"),
     path("runs/<int:pk>/export/<str:fmt>/", api_threads.RunExportApi.as_view(), name="run_export"),

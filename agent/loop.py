@@ -12,6 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from agent.configs import Roles, RunConfig
 from agent.roles import Retriever
@@ -25,6 +26,8 @@ from agent.types import (
     PlanStep,
     ReformulateStep,
     RetrieveStep,
+    RouteDecision,
+    RouteStep,
     Source,
     SourceBrief,
     Step,
@@ -33,6 +36,9 @@ from agent.types import (
     Verdict,
     VerifyStep,
 )
+
+if TYPE_CHECKING:
+    from agent.web.evidence import WebRoute
 
 
 class Stage(StrEnum):
@@ -44,6 +50,7 @@ class Stage(StrEnum):
     REFORMULATING = "REFORMULATING"
     GENERATING = "GENERATING"
     VERIFYING = "VERIFYING"
+    SEARCHING_WEB = "SEARCHING_WEB"
 
 
 @dataclass
@@ -68,6 +75,7 @@ class LoopResult:
     retries: int
     usage: Usage
     steps: list[StepRecord]
+    web_searched: bool = False  # the route sent this run to the web (agent.web)
 
     @property
     def verdict(self) -> str:
@@ -78,7 +86,8 @@ class AgentLoop:
     def __init__(self, config: RunConfig, roles: Roles, retriever: Retriever, *,
                  on_step: Callable[[StepRecord], None] | None = None,
                  on_stage: Callable[[Stage], None] | None = None,
-                 concurrent: bool = True, retrieval_usage: Callable[[], Usage] | None = None) -> None:
+                 concurrent: bool = True, retrieval_usage: Callable[[], Usage] | None = None,
+                 web: WebRoute | None = None) -> None:
         self.config = config
         self.roles = roles
         self.retriever = retriever
@@ -88,6 +97,9 @@ class AgentLoop:
         self.on_step = on_step
         self.on_stage = on_stage
         self.concurrent = concurrent
+        # None where no web search provider is configured: then no route step exists at all.
+        self.web = web
+        self.web_searched = False
         self.steps: list[StepRecord] = []
         self.usage = Usage()
 
@@ -170,6 +182,9 @@ class AgentLoop:
                 # Evidence from earlier passes is kept; new chunks are appended after it.
                 known = {s.chunk_id for s in sources}
                 sources = sources + [s for s in self._retrieve(new, retries) if s.chunk_id not in known]
+        # 4b. Still short after the retries: the route may add web evidence (agent.web).
+        if self.web is not None and audit is not None:
+            sources, audit = self._route_web(question, plan, sources, audit, retries)
         # 5. Generate from the evidence, then verify every citation.
         self._stage(Stage.GENERATING)
         started = time.perf_counter()
@@ -182,7 +197,40 @@ class AgentLoop:
         self._record(VerifyStep(sentences=len(draft.sentences), kept=len(answer.sentences), dropped=answer.dropped,
                                 citations=answer.citations), retries, started)
         return LoopResult(answer=answer, plan=plan, audit=audit, sources=sources, queries=queries,
-                          retries=retries, usage=self.usage, steps=self.steps)
+                          retries=retries, usage=self.usage, steps=self.steps, web_searched=self.web_searched)
+
+    def _route_web(self, question: str, plan: Plan, sources: list[Source], audit: AuditResult,
+                   attempt: int) -> tuple[list[Source], AuditResult]:
+        """Record the KB-only/web decision; on web, search with the planner's sub-queries and
+        audit the collection's and the web's evidence together, as one last pass."""
+        from agent.web.evidence import route_decision
+
+        web = self.web
+        assert web is not None
+        started = time.perf_counter()
+        decision, reason = route_decision(audit.verdict, enabled_for_collection=web.enabled_for_collection,
+                                          allowed_for_question=web.allowed_for_question, on_partial=web.on_partial)
+        self._record(RouteStep(verdict=audit.verdict, enabled_for_collection=web.enabled_for_collection,
+                               allowed_for_question=web.allowed_for_question, decision=decision, reason=reason),
+                     attempt, started)
+        if decision != RouteDecision.WEB:
+            return sources, audit
+        self.web_searched = True
+        self._stage(Stage.SEARCHING_WEB)
+        started = time.perf_counter()
+        step, found = web.evidence.gather(list(plan.sub_queries), k=self.config.top_k)
+        self._record(step, attempt, started)
+        if not found:
+            return sources, audit
+        sources = sources + found
+        self._stage(Stage.AUDITING)
+        started = time.perf_counter()
+        audit = self.roles.auditor.audit(question, plan, sources, can_retry=False)
+        if audit.verdict == Verdict.INSUFFICIENT_RETRY:
+            audit = audit.model_copy(update={"verdict": _final_verdict(audit)})
+        self._record(AuditStep(sources=[s.chunk_id for s in sources], can_retry=False, **dict(audit)),
+                     attempt, started, audit.usage)
+        return sources, audit
 
 
 def _final_verdict(audit: AuditResult) -> Verdict:

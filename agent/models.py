@@ -83,6 +83,9 @@ class Run(models.Model):
     # Chunk ids handed to the generator, in order (what PQA records as context).
     context_chunk_ids = models.JSONField(default=list, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # Web search (agent.web): the asker allowed it for this question; the route searched it.
+    web_allowed = models.BooleanField(default=False)
+    used_web = models.BooleanField(default=False, db_index=True)
     benchmark_run = models.ForeignKey(
         "BenchmarkRun", null=True, blank=True, on_delete=models.CASCADE, related_name="runs"
     )
@@ -122,6 +125,8 @@ class RunStep(models.Model):
         REFORMULATE = "reformulate", "Reformulate"
         GENERATE = "generate", "Generate"
         VERIFY = "verify", "Verify"
+        ROUTE = "route", "Route"
+        WEB_SEARCH = "web_search", "Web search"
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
     ordinal = models.PositiveIntegerField()
@@ -174,6 +179,10 @@ class Citation(models.Model):
     quote = models.TextField(blank=True)
     quote_start = models.IntegerField(default=-1)  # offset of quote in chunk_text, -1 if none
     verified = models.BooleanField(default=False)
+    # A web citation: the page's URL, when it was fetched, and its bytes (to save it).
+    source_url = models.URLField(max_length=2000, blank=True)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+    web_page = models.ForeignKey("WebPage", null=True, blank=True, on_delete=models.SET_NULL, related_name="citations")
 
     class Meta:
         ordering = ["run_id", "marker"]
@@ -181,6 +190,37 @@ class Citation(models.Model):
 
     def __str__(self) -> str:
         return f"[{self.marker}] {self.document_title}, p. {self.page}"
+
+
+class WebPage(models.Model):
+    """The bytes of a web page a run cited, as fetched, so an editor can add it to the collection."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="web_pages")
+    url = models.URLField(max_length=2000)
+    final_url = models.URLField(max_length=2000)
+    title = models.CharField(max_length=300, blank=True)
+    content_type = models.CharField(max_length=100)
+    charset = models.CharField(max_length=40, blank=True)
+    sha256 = models.CharField(max_length=64)
+    body = models.BinaryField()
+    fetched_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "sha256"], name="unique_web_page_per_run")]
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class WebSearchPreference(models.Model):
+    """A user's default for the ask form's "may search the web" box (their last choice)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="web_preference")
+    may_search_web = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: web {'on' if self.may_search_web else 'off'}"
 
 
 class BenchmarkSet(models.Model):

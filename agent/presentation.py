@@ -12,7 +12,17 @@ from dataclasses import dataclass, field
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from agent.types import AuditStep, GenerateStep, PlanStep, ReformulateStep, RetrieveStep, Step, VerifyStep
+from agent.types import (
+    AuditStep,
+    GenerateStep,
+    PlanStep,
+    ReformulateStep,
+    RetrieveStep,
+    RouteStep,
+    Step,
+    VerifyStep,
+    WebSearchStep,
+)
 from agent.verify import quote_span
 
 MARKER_RE = re.compile(r"\[(\d+)\]")
@@ -24,16 +34,19 @@ STAGE_TITLES = {
     "reformulate": "Retry: reformulate",
     "generate": "Generate",
     "verify": "Verify",
+    "route": "Route: collection only or web",
+    "web_search": "Web search",
 }
 
 
-def answer_html(text: str, *, markers: set[int], panel_url: str) -> SafeString:
+def answer_html(text: str, *, markers: set[int], panel_url: str, web_markers: set[int] | None = None) -> SafeString:
     """The answer as paragraphs, each known [n] turned into a button that opens the citation panel.
 
     `panel_url` holds the placeholder `0` where the marker goes (reverse() needs an int).
     A marker without a Citation row (dropped by the verifier) stays plain text rather than
-    a button that would open nothing.
+    a button that would open nothing. A marker in `web_markers` cites a web page and says so.
     """
+    web_markers = web_markers or set()
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
     out = []
     for para in paragraphs:
@@ -44,6 +57,10 @@ def answer_html(text: str, *, markers: set[int], panel_url: str) -> SafeString:
             if n not in markers:
                 return match.group(0)
             url = panel_url.replace("/0/", f"/{n}/")
+            if n in web_markers:
+                return str(format_html(
+                    '<button type="button" class="cite cite-web" data-panel-url="{}" aria-label="Web source {}"'
+                    ' aria-controls="citation-panel">[{} web]</button>', url, n, n))
             return str(
                 format_html(
                     '<button type="button" class="cite" data-panel-url="{}" aria-label="Source {}"'
@@ -85,6 +102,8 @@ class StageView:
     reason: str = ""
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Web search: (url, title, what happened: passages found, or why it was refused).
+    web_pages: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def stage_view(kind: str, step: Step | None, *, attempt: int = 0, duration_ms: int = 0) -> StageView:
@@ -121,4 +140,16 @@ def stage_view(kind: str, step: Step | None, *, attempt: int = 0, duration_ms: i
             view.notes += [f"Outcome: {step.outcome}", f"Sentences: {len(step.sentences)}"]
         case VerifyStep():
             view.notes += [f"Kept: {step.kept}", f"Dropped: {len(step.dropped)}"]
+        case RouteStep():
+            view.verdict = step.verdict.value if step.verdict else ""
+            decision = "search the web" if step.decision == "web" else "collection only"
+            view.notes.append(f"Decision: {decision}, because {step.reason}.")
+        case WebSearchStep():
+            view.queries = list(step.queries)
+            view.hits = len(step.sources)
+            view.notes += [f"Search failed: {e}" for e in step.errors]
+            view.web_pages = [
+                (p.url, p.title, f"fetched, {p.passages} passage{'s' if p.passages != 1 else ''}" if p.fetched
+                 else f"refused: {p.reason}") for p in step.pages
+            ]
     return view

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from agent.models import Citation, Run, RunStep, Thread
+from agent.models import Citation, Run, RunStep, Thread, WebPage
 from knowledge.models import Chunk, Collection
 
 logger = logging.getLogger(__name__)
@@ -54,14 +54,18 @@ def _enqueue(run_id: int) -> None:
 
 def run_create(*, collection: Collection, user, question: str, config_name: str | None = None,
                benchmark_run=None, benchmark_question=None, enqueue: bool = True,
-               extra_collections: Sequence[Collection] = (), thread: Thread | None = None) -> Run:
+               extra_collections: Sequence[Collection] = (), thread: Thread | None = None,
+               web_allowed: bool = False) -> Run:
     """Validate the question and configuration, save a QUEUED Run and queue it after commit.
 
     enqueue=False leaves it queued for the caller to execute in-process (run_execute).
     `extra_collections` are searched too (the caller checked that the user may read them);
     `thread` makes the run a follow-up, rewritten into a standalone question by the worker.
+    `web_allowed` (the asker's "may search the web") is kept only where a web search
+    provider is configured.
     """
     from agent.configs import config_hash, config_record, get_config
+    from agent.web.search import web_search_available
 
     question = question_clean(question)
     config_name = config_name or settings.DEFAULT_RUN_CONFIG
@@ -74,6 +78,7 @@ def run_create(*, collection: Collection, user, question: str, config_name: str 
         collection=collection, user=user, question=question, config_name=config.name,
         config=record, config_hash=config_hash(record), index_version=collection.index_version,
         benchmark_run=benchmark_run, benchmark_question=benchmark_question, thread=thread,
+        web_allowed=bool(web_allowed) and web_search_available(),
     )
     # A run from `manage.py ask` has no user; everything else must be valid.
     run.full_clean(exclude=["user"] if user is None else None)
@@ -148,6 +153,7 @@ def run_claim(run_id: int) -> Run | None:
         if claimed == 1:
             RunStep.objects.filter(run_id=run_id).delete()
             Citation.objects.filter(run_id=run_id).delete()
+            WebPage.objects.filter(run_id=run_id).delete()
     if claimed != 1:
         claimable.filter(attempts__gte=MAX_ATTEMPTS).update(
             status=Run.Status.FAILED, finished_at=now, stage="",
@@ -177,7 +183,30 @@ def run_fail(*, run_id: int, error: str, usage=None) -> None:
     )
 
 
-def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None) -> Run | None:
+def _web_route(run: Run, web_evidence=None):
+    """The run's web route (agent.web), or None where no provider is configured."""
+    from agent.web.evidence import WebEvidence, WebRoute
+    from agent.web.fetch import FetchPolicy, SafeFetcher
+    from agent.web.search import provider_from_settings
+
+    if web_evidence is None:
+        provider = provider_from_settings()
+        if provider is None:
+            return None
+
+        def embed(texts):
+            from knowledge.embeddings import get_embedder
+
+            # Transient: the vectors of web passages live for this run only.
+            return get_embedder("local").embed(texts)
+
+        web_evidence = WebEvidence(provider, SafeFetcher(FetchPolicy.from_settings()),
+                                   pages=settings.WEB_SEARCH_PAGES, embed=embed)
+    return WebRoute(web_evidence, enabled_for_collection=run.collection.web_search_enabled,
+                    allowed_for_question=run.web_allowed, on_partial=settings.WEB_SEARCH_ON_PARTIAL)
+
+
+def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None, web_evidence=None) -> Run | None:
     """Claim the run and answer it; returns None if another delivery already has it.
 
     Writes a RunStep per step as it finishes, stage/progress as the loop moves, then the
@@ -237,19 +266,20 @@ def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None) -> Ru
         Run.objects.filter(pk=run.pk).update(stage=stage.value, updated_at=timezone.now())
 
     started = time.perf_counter()
+    web = _web_route(run, web_evidence)
     loop = AgentLoop(config, roles, retriever, on_step=on_step, on_stage=on_stage, concurrent=concurrent,
-                     retrieval_usage=retrieval_usage)
+                     retrieval_usage=retrieval_usage, web=web)
     result = loop.run(run.asked_as)
     if rewrite_usage is not None:
         result.usage = result.usage + rewrite_usage
     latency = int((time.perf_counter() - started) * 1000)
-    _save_result(run, result, latency)
+    _save_result(run, result, latency, fetched=web.evidence.fetched if web else None)
     run.refresh_from_db()
     return run
 
 
 @transaction.atomic
-def _save_result(run: Run, result, latency_ms: int) -> None:
+def _save_result(run: Run, result, latency_ms: int, fetched: dict | None = None) -> None:
     answer = result.answer
     by_id = {s.chunk_id: s for s in result.sources}
     live = dict(Chunk.objects.filter(pk__in=[c.chunk_id for c in answer.citations]).values_list(
@@ -261,6 +291,7 @@ def _save_result(run: Run, result, latency_ms: int) -> None:
             collection_id=live.get(ref.chunk_id),
             document_title=source.document_title[:500], page=source.page, chunk_text=source.text,
             quote=ref.quote, quote_start=ref.quote_start, verified=ref.verified,
+            **_web_citation_fields(run, source, fetched or {}),
         )
     usage = result.usage
     Run.objects.filter(pk=run.pk).update(
@@ -269,6 +300,70 @@ def _save_result(run: Run, result, latency_ms: int) -> None:
         retries=result.retries,
         llm_calls=usage.calls, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
         cost_usd=Decimal(str(round(usage.cost_usd, 6))), latency_ms=latency_ms,
-        context_chunk_ids=[s.chunk_id for s in result.sources], finished_at=timezone.now(),
+        context_chunk_ids=[s.chunk_id for s in result.sources if s.chunk_id > 0], finished_at=timezone.now(),
+        used_web=result.web_searched,
         progress_current=F("progress_max"),
     )
+
+
+def _web_citation_fields(run: Run, source, fetched: dict) -> dict:
+    """A web citation's URL, fetch time and the page's bytes (one WebPage row per page and run)."""
+    import hashlib
+    from datetime import datetime
+
+    if not source.from_web:
+        return {}
+    fields = {"source_url": source.url[:2000],
+              "fetched_at": datetime.fromisoformat(source.fetched_at) if source.fetched_at else None}
+    page = fetched.get(source.url)
+    if page is not None:
+        fields["web_page"], _ = WebPage.objects.get_or_create(
+            run=run, sha256=hashlib.sha256(page.body).hexdigest(),
+            defaults={"url": page.url[:2000], "final_url": page.final_url[:2000], "title": source.document_title[:300],
+                      "content_type": page.content_type, "charset": page.charset[:40], "body": page.body,
+                      "fetched_at": page.fetched_at},
+        )
+    return fields
+
+
+def citation_save_to_collection(*, citation: Citation, user) -> tuple:
+    """Add a web citation's page to the run's collection; returns (Document, created).
+
+    Editors and owners only (knowledge.services.document_upload checks the role). The
+    fetched bytes become the file, so the normal pipeline ingests exactly what was cited;
+    the same page twice (same sha256) is reported as already there. The document keeps the
+    page's URL and fetch time in its metadata.
+    """
+    from django.core.files.base import ContentFile
+    from django.utils.text import slugify
+
+    from knowledge import services as knowledge_services
+
+    page = citation.web_page
+    if page is None:
+        raise ValidationError("Only a web citation whose page was kept can be added to the collection.",
+                              code="not_web")
+    extension = ".txt" if page.content_type == "text/plain" else ".html"
+    name = (slugify(page.title)[:80] or "web-page") + extension
+    document, created = knowledge_services.document_upload(
+        collection=citation.run.collection, user=user, uploaded_file=ContentFile(bytes(page.body), name=name),
+    )
+    if created:
+        document.title = (page.title or page.final_url)[:500]
+        document.metadata = {**document.metadata, "source_url": page.final_url or page.url,
+                             "fetched_at": page.fetched_at.isoformat()}
+        document.save(update_fields=["title", "metadata", "updated_at"])
+    return document, created
+
+
+def web_preference_get(*, user) -> bool:
+    from agent.models import WebSearchPreference
+
+    return WebSearchPreference.objects.filter(user=user).values_list("may_search_web", flat=True).first() or False
+
+
+def web_preference_set(*, user, may_search_web: bool) -> None:
+    """The asker's last choice becomes the default of their next question."""
+    from agent.models import WebSearchPreference
+
+    WebSearchPreference.objects.update_or_create(user=user, defaults={"may_search_web": bool(may_search_web)})

@@ -55,6 +55,14 @@ class Source(BaseModel):
     score: float = 0.0
     # The (sub-)query that retrieved it, for the refusal's "what was searched".
     query: str = ""
+    # Web evidence (agent.web): the page's URL and when it was fetched (ISO 8601). A web
+    # source has a negative chunk_id: it lives only in this run, not in the collection.
+    url: str = ""
+    fetched_at: str = ""
+
+    @property
+    def from_web(self) -> bool:
+        return bool(self.url)
 
 
 class Complexity(StrEnum):
@@ -333,8 +341,58 @@ class VerifyStep(Step):
     citations: list[CitationRef] = Field(default_factory=list)
 
 
+class RouteDecision(StrEnum):
+    KB_ONLY = "kb_only"
+    WEB = "web"
+
+
+class RouteStep(Step):
+    """Web search (agent.web): whether this run stays on the collection or also searches the web, and why.
+
+    Recorded only where a web search provider is configured, after the audit and retries.
+    """
+
+    KIND = "route"
+    INPUT = ("verdict", "enabled_for_collection", "allowed_for_question")
+
+    verdict: Verdict | None = None
+    enabled_for_collection: bool = False
+    allowed_for_question: bool = False
+    decision: RouteDecision = RouteDecision.KB_ONLY
+    reason: str = ""
+
+
+class WebPageBrief(BaseModel):
+    """One page the web step tried: fetched (with its size and passages) or refused (with why)."""
+
+    url: str
+    title: str = ""
+    query: str = ""
+    fetched: bool = False
+    reason: str = ""  # why it was refused or failed
+    final_url: str = ""
+    address: str = ""
+    bytes: int = 0
+    sha256: str = ""
+    fetched_at: str = ""
+    passages: int = 0
+
+
+class WebSearchStep(Step):
+    KIND = "web_search"
+    INPUT = ("queries", "provider")
+
+    queries: list[str]
+    provider: str = ""
+    errors: list[str] = Field(default_factory=list)  # the provider's failures, per query
+    pages: list[WebPageBrief] = Field(default_factory=list)
+    # The web passages handed to the audit (negative chunk ids), best first.
+    sources: list[SourceBrief] = Field(default_factory=list)
+
+
 STEP_MODELS: dict[str, type[Step]] = {
-    m.KIND: m for m in (PlanStep, RetrieveStep, AuditStep, ReformulateStep, GenerateStep, VerifyStep)
+    m.KIND: m for m in (PlanStep, RetrieveStep, AuditStep, ReformulateStep, GenerateStep, VerifyStep,
+                        RouteStep, WebSearchStep)
 }
 
 

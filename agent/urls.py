@@ -13,6 +13,7 @@ urlpatterns = [
     path("runs/<int:pk>/retry/", views.run_retry, name="run_retry"),
     path("runs/<int:pk>/citations/<int:marker>/", views.citation_panel, name="citation_panel"),
     path("runs/<int:pk>/citations/<int:marker>/view/", views.citation_viewer, name="citation_viewer"),
+    path("runs/<int:pk>/citations/<int:marker>/save/", views.citation_save, name="citation_save"),
     path("status/", views.operations_status, name="operations_status"),
 ]
 

@@ -26,8 +26,17 @@ from knowledge import selectors as knowledge_selectors
 from knowledge.models import Chunk
 
 
-def ask_context(*, collection=None, collections=None, question: str = "", config_name: str = "") -> dict:
+def ask_context(*, collection=None, collections=None, question: str = "", config_name: str = "",
+                user=None) -> dict:
+    from agent.services import web_preference_get
+    from agent.web.search import web_search_available
+
+    web = web_search_available() and user is not None and user.is_authenticated
     return {
+        # The "may search the web" box exists only where a provider is configured; its
+        # default is the asker's last choice.
+        "web_search": web,
+        "may_search_web": web and web_preference_get(user=user),
         "ask_collection": collection,
         "ask_collections": collections,
         "configs": user_choices(settings.DEFAULT_RUN_CONFIG),
@@ -39,11 +48,16 @@ def ask_context(*, collection=None, collections=None, question: str = "", config
     }
 
 
-def _create_run(request: HttpRequest, collection, question: str, config_name: str, extra=(), thread=None) -> Run:
-    from agent.services import run_create
+def _create_run(request: HttpRequest, collection, question: str, config_name: str, extra=(), thread=None,
+                *, web_allowed: bool = False) -> Run:
+    from agent.services import run_create, web_preference_set
+    from agent.web.search import web_search_available
 
+    if request.method == "POST" and web_search_available() and "web_choice" in request.POST:
+        web_allowed = request.POST.get("may_search_web") == "on"
+        web_preference_set(user=request.user, may_search_web=web_allowed)
     return run_create(collection=collection, user=request.user, question=question, config_name=config_name,
-                      extra_collections=extra, thread=thread)
+                      extra_collections=extra, thread=thread, web_allowed=web_allowed)
 
 
 @login_required
@@ -69,7 +83,7 @@ def ask(request: HttpRequest) -> HttpResponse:
             messages.error(request, " ".join(exc.messages))
         else:
             return redirect("agent:run_detail", pk=run.pk)
-    context = ask_context(collections=collections, question=question, config_name=config_name)
+    context = ask_context(collections=collections, question=question, config_name=config_name, user=request.user)
     context["chosen_slugs"] = chosen
     context["all_chosen"] = everything
     return render(request, "agent/ask.html", context, status=400 if request.method == "POST" else 200)
@@ -119,11 +133,14 @@ def _fragment_context(run: Run) -> dict:
     ]
     citations = list(run.citations.select_related("chunk", "collection").order_by("marker"))
     panel_url = reverse("agent:citation_panel", kwargs={"pk": run.pk, "marker": 0})
+    web_markers = [c.marker for c in citations if c.source_url]
     context = {
         "run": run,
         "stages": stages,
         "citations": citations,
-        "answer_html": answer_html(run.answer, markers={c.marker for c in citations}, panel_url=panel_url),
+        "web_markers": web_markers,
+        "answer_html": answer_html(run.answer, markers={c.marker for c in citations}, panel_url=panel_url,
+                                   web_markers=set(web_markers)),
         "overdue": _overdue_context(run),
         "config_label": config_label(run.config_name, settings.DEFAULT_RUN_CONFIG),
         "searched_collections": [run.collection, *run.extra_collections.order_by("name")],
@@ -256,10 +273,48 @@ def citation_panel(request: HttpRequest, pk: int, marker: int) -> HttpResponse:
     """The side panel of one citation; a full page when opened without JavaScript."""
     citation = selectors.citation_get(user=request.user, run_pk=pk, marker=marker)
     context = _panel_context(citation)
+    context["can_save"] = _can_save(request, citation)
     if request.GET.get("fragment"):
         return render(request, "agent/_citation_panel.html", context)
     context["run"] = citation.run
     return render(request, "agent/citation.html", context)
+
+
+def _can_save(request: HttpRequest, citation: Citation) -> bool:
+    """Editors may add a web citation's page to the collection (where web search exists)."""
+    from agent.web.search import web_search_available
+    from knowledge.models import Role
+
+    if citation.web_page_id is None or not web_search_available():
+        return False
+    role = knowledge_selectors.collection_role(user=request.user, collection=citation.run.collection)
+    return knowledge_selectors.role_at_least(role, Role.EDITOR)
+
+
+@login_required
+@require_POST
+def citation_save(request: HttpRequest, pk: int, marker: int) -> HttpResponse:
+    """Add a web citation's page to the run's collection (editors; outsiders get 404)."""
+    from django.core.exceptions import PermissionDenied
+
+    from agent.services import citation_save_to_collection
+    from agent.web.search import web_search_available
+
+    if not web_search_available():
+        raise Http404("No such page.")
+    citation = selectors.citation_get(user=request.user, run_pk=pk, marker=marker)
+    if not _can_save(request, citation):
+        raise PermissionDenied("Adding a page to the collection needs the editor role.")
+    try:
+        document, created = citation_save_to_collection(citation=citation, user=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        if created:
+            messages.success(request, f"“{document.title}” was added to the collection; it is being ingested.")
+        else:
+            messages.info(request, f"This page is already in the collection as “{document.title}”.")
+    return redirect("agent:run_detail", pk=pk)
 
 
 @login_required
@@ -272,7 +327,8 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         # A retried follow-up stays in its thread and is rewritten again.
         new_run = _create_run(request, run.collection, run.question, run.config_name,
-                              extra=list(run.extra_collections.all()), thread=run.thread)
+                              extra=list(run.extra_collections.all()), thread=run.thread,
+                              web_allowed=run.web_allowed)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect("agent:run_detail", pk=run.pk)
@@ -286,14 +342,18 @@ HISTORY_FILTERS = [("", "All"), *OUTCOME_CHOICES, ("FAILED", "Failed")]
 def run_history(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = knowledge_selectors.collection_get(user=request.user, slug=slug)
     outcome = request.GET.get("outcome", "")
-    runs = selectors.run_list(user=request.user, collection=collection, outcome=outcome)[:200]
+    runs = selectors.run_list(user=request.user, collection=collection, outcome=outcome)
+    # Reviewers look for the answers that rest on the web (where web search exists).
+    web = request.GET.get("web", "") if settings.WEB_SEARCH_PROVIDER else ""
+    if web in ("1", "0"):
+        runs = runs.filter(used_web=web == "1")
     threads = selectors.thread_list(user=request.user, collection=collection).annotate(
         turn_count=Count("turns"))[:50]
     return render(
         request,
         "agent/history.html",
-        {"collection": collection, "runs": runs, "outcome": outcome, "filters": HISTORY_FILTERS,
-         "threads": threads},
+        {"collection": collection, "runs": runs[:200], "outcome": outcome, "filters": HISTORY_FILTERS,
+         "threads": threads, "web_search": bool(settings.WEB_SEARCH_PROVIDER), "web": web},
     )
 
 

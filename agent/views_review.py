@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -289,7 +290,13 @@ def review_queue(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = ks.collection_get(user=request.user, slug=slug, minimum=Role.REVIEWER)
     blind = _blind(request)
     queue = sb.review_queue(user=request.user, collection=collection, blind=blind)
+    # Where web search exists, a reviewer can take only the answers that searched the web.
+    web_only = bool(settings.WEB_SEARCH_PROVIDER) and request.GET.get("web") == "1"
+    if web_only:
+        queue = [run for run in queue if run.used_web]
     context = {
+        "web_search": bool(settings.WEB_SEARCH_PROVIDER),
+        "web_only": web_only,
         "collection": collection,
         "remaining": len(queue),
         "blind": blind,

@@ -63,6 +63,9 @@ class Collection(models.Model):
     # The embedding model all vectors in this collection's index come from. Changing it is
     # an explicit re-embed (knowledge.services.collection_reembed), never a silent mix.
     embedding_model = models.CharField(max_length=200, blank=True)
+    # The owner's switch for the web search path (docs/web-search.md); it only matters
+    # where a web search provider is configured.
+    web_search_enabled = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["name"]

@@ -39,14 +39,18 @@ def collection_create(*, name: str, user: AbstractBaseUser, description: str = "
     return collection
 
 
-def collection_update(*, collection: Collection, name: str | None = None, description: str | None = None) -> Collection:
+def collection_update(*, collection: Collection, name: str | None = None, description: str | None = None,
+                      web_search_enabled: bool | None = None) -> Collection:
     if name is not None:
         collection.name = name.strip()
     if description is not None:
         collection.description = description.strip()
+    if web_search_enabled is not None:
+        collection.web_search_enabled = bool(web_search_enabled)
     collection.full_clean()
-    collection.save(update_fields=["name", "description"])
+    collection.save(update_fields=["name", "description", "web_search_enabled"])
     return collection
+
 
 
 def collection_delete(*, collection: Collection) -> None:

@@ -16,6 +16,7 @@ urlpatterns = [
         views.team_access_remove,
         name="team_access_remove",
     ),
+    path("collections/<slug:slug>/web-search/", views.collection_web_search, name="collection_web_search"),
     path("collections/<slug:slug>/search/", views.collection_search, name="collection_search"),
     path("collections/<slug:slug>/documents/upload/", views_documents.document_upload, name="document_upload"),
     path("collections/<slug:slug>/documents/status/", views_documents.document_status, name="document_status"),

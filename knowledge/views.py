@@ -66,8 +66,23 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "roles": Role.choices,
         # Only teams the owner is in: listing every team would reveal them all.
         "teams": Team.objects.filter(memberships__user=request.user).order_by("name"),
+        # The owner's web search switch exists only where a provider is configured.
+        "web_search": bool(settings.WEB_SEARCH_PROVIDER),
     }
     return render(request, "knowledge/collection_detail.html", context)
+
+
+@login_required
+@require_POST
+def collection_web_search(request: HttpRequest, slug: str) -> HttpResponse:
+    """The owner turns the web search path on or off for this collection (docs/web-search.md)."""
+    if not settings.WEB_SEARCH_PROVIDER:
+        raise Http404("No such page.")
+    collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
+    services.collection_update(collection=collection, web_search_enabled=request.POST.get("enabled") == "on")
+    messages.success(request, "Web search is now " + ("on" if collection.web_search_enabled else "off")
+                     + " for this collection.")
+    return redirect("knowledge:collection_detail", slug=slug)
 
 
 @login_required

@@ -354,6 +354,26 @@ for _item in env_list("PORTAL_LLM_PRICES", []):
 # every web worker. Workers keep PORTAL_LLM_TIMEOUT_SECONDS and the retries.
 WEB_OUTBOUND_TIMEOUT_SECONDS = env_float("PORTAL_WEB_OUTBOUND_TIMEOUT_SECONDS", 10.0, minimum=0.1)
 DEFAULT_RUN_CONFIG = env_str("PORTAL_DEFAULT_RUN_CONFIG", "agentic")
+
+# Web search (issue 18, docs/web-search.md): off unless a provider is named. With no
+# provider the feature does not exist: no setting, checkbox, route step or API field.
+WEB_SEARCH_PROVIDER = env_choice("PORTAL_WEB_SEARCH_PROVIDER", "", ("", "searxng"))
+WEB_SEARCH_URL = env_str("PORTAL_WEB_SEARCH_URL", "").strip()  # SearxNG's base URL
+if WEB_SEARCH_PROVIDER == "searxng" and not WEB_SEARCH_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured("PORTAL_WEB_SEARCH_PROVIDER=searxng needs PORTAL_WEB_SEARCH_URL=http(s)://host:port.")
+WEB_SEARCH_TIMEOUT_SECONDS = env_float("PORTAL_WEB_SEARCH_TIMEOUT_SECONDS", 10.0, minimum=0.1)
+WEB_SEARCH_PAGES = env_int("PORTAL_WEB_SEARCH_PAGES", 3, minimum=1)  # pages fetched per run
+# A partial verdict (the collection covers part of the question) also goes to the web.
+WEB_SEARCH_ON_PARTIAL = env_bool("PORTAL_WEB_SEARCH_ON_PARTIAL", True)
+WEB_SEARCH_FETCH_MAX_BYTES = env_int("PORTAL_WEB_SEARCH_FETCH_MAX_BYTES", 2_000_000, minimum=1024)
+WEB_SEARCH_FETCH_TIMEOUT_SECONDS = env_float("PORTAL_WEB_SEARCH_FETCH_TIMEOUT_SECONDS", 10.0, minimum=0.1)
+WEB_SEARCH_FETCH_MAX_REDIRECTS = env_int("PORTAL_WEB_SEARCH_FETCH_MAX_REDIRECTS", 3, minimum=0)
+WEB_SEARCH_USER_AGENT = env_str("PORTAL_WEB_SEARCH_USER_AGENT", "") or f"GroundedBot/1.0 (+{SITE_URL})"
+# Tests only: lets the fetcher reach 127.0.0.1 (the fake web). Refused outside DEBUG, here
+# and by the system check agent.web.checks (a settings override cannot slip it through).
+WEB_SEARCH_ALLOW_LOOPBACK_FOR_TESTS = env_bool("PORTAL_WEB_SEARCH_ALLOW_LOOPBACK_FOR_TESTS", False)
+if WEB_SEARCH_ALLOW_LOOPBACK_FOR_TESTS and not DEBUG:
+    raise ImproperlyConfigured("PORTAL_WEB_SEARCH_ALLOW_LOOPBACK_FOR_TESTS is for tests only; it needs PORTAL_DEBUG=1.")
 # Wiring, not configuration: the factory of the grader knowledge's rerank="llm" uses, so
 # knowledge searches with the agent's LLM without importing agent.
 RERANK_LLM_SCORER = "agent.llm_roles.llm_scorer_from_settings"

@@ -118,3 +118,26 @@ def _fresh_throttles():
     from django.core.cache import cache
 
     cache.clear()
+
+
+WEB_MARKER = 2
+
+
+def enable_web_search(settings, world: ApiWorld) -> None:
+    """Turn the web search feature on (a provider is configured) and give world.run a web
+    citation [2] whose page bytes are kept, for the rows of the web search views."""
+    from django.utils import timezone
+
+    from agent.models import Citation, WebPage
+
+    settings.WEB_SEARCH_PROVIDER, settings.WEB_SEARCH_URL = "searxng", "http://searxng.invalid:8080"
+    body = b"<!doctype html><html><head><title>Tides</title></head><body><p>The tide rises twice a day.</p></body></html>"
+    page = WebPage.objects.create(
+        run=world.run, url="https://example.org/tides", final_url="https://example.org/tides", title="Tides",
+        content_type="text/html", sha256=hashlib.sha256(body).hexdigest(), body=body, fetched_at=timezone.now(),
+    )
+    Citation.objects.create(
+        run=world.run, marker=WEB_MARKER, chunk=None, document_title="Tides", page=1,
+        chunk_text="The tide rises twice a day.", quote="The tide rises twice a day.", quote_start=0, verified=True,
+        source_url=page.url, fetched_at=page.fetched_at, web_page=page,
+    )

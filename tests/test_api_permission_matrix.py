@@ -16,7 +16,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from tests.api_support import ROLES, ApiWorld
+from tests.api_support import ROLES, WEB_MARKER, ApiWorld, enable_web_search
 from tests.factories import thread_of
 
 MEMBER_RANK = {"viewer": 1, "reviewer": 2, "editor": 3, "owner": 4}
@@ -42,6 +42,7 @@ class Row:
     body: Callable[[ApiWorld], Any] = lambda w: None
     query: str = ""
     multipart: bool = False
+    web: bool = False  # needs a web search provider configured (docs/web-search.md)
 
 
 slug = lambda w: {"slug": w.collection.slug}  # noqa: E731
@@ -102,6 +103,8 @@ TABLE: list[Row] = [
     Row("thread_detail", "get", needs("viewer", 200), thread),
     Row("thread_turn_list", "post", needs("viewer", 202), thread, body=follow_up),
     Row("thread_export", "get", needs("viewer", 200), thread),
+    # Web search: an editor adds a web citation's page to the collection; a viewer cannot.
+    Row("citation_save", "post", needs("editor", 201), lambda w: {**run(w), "marker": WEB_MARKER}, web=True),
 ]
 
 
@@ -143,7 +146,10 @@ CASES = [(row, role) for row in TABLE for role in ROLES]
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(("row", "role"), CASES, ids=[f"{r.name}-{r.method}-{role}" for r, role in CASES])
-def test_role_matrix(api_world, row: Row, role: str):
+def test_role_matrix(api_world, row: Row, role: str, settings, monkeypatch):
+    if row.web:
+        enable_web_search(settings, api_world)
+        monkeypatch.setattr("knowledge.dispatch.send_task", lambda task, *args: True)
     url = reverse(f"api:{row.name}", kwargs=row.kwargs(api_world))
     if row.query:
         url = f"{url}?{row.query}"

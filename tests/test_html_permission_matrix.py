@@ -16,7 +16,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from tests.api_support import ROLES, ApiWorld
+from tests.api_support import ROLES, WEB_MARKER, ApiWorld, enable_web_search
 from tests.factories import thread_of
 
 MEMBER_RANK = {"viewer": 1, "reviewer": 2, "editor": 3, "owner": 4}
@@ -39,6 +39,7 @@ class Row:
     expected: dict[str, int]
     kwargs: Callable[[ApiWorld], dict[str, Any]] = lambda w: {}
     data: Callable[[ApiWorld], dict[str, Any]] = lambda w: {}
+    web: bool = False  # needs a web search provider configured (docs/web-search.md)
 
 
 slug = lambda w: {"slug": w.collection.slug}  # noqa: E731
@@ -100,6 +101,12 @@ TABLE: list[Row] = [
     Row("agent:review_queue", "get", needs("reviewer", 200), slug),
     Row("agent:review_submit", "post", needs("reviewer", 302), lambda w: {**slug(w), "run_id": w.run.pk},
         lambda w: {"grade": "correct"}),
+    # Web search: the owner's switch, and an editor adding a web citation's page.
+    Row("knowledge:collection_web_search", "post", needs("owner", 302), slug, lambda w: {"enabled": "on"}, web=True),
+    Row("agent:citation_save", "post", needs("editor", 302), lambda w: {**run(w), "marker": WEB_MARKER}, web=True),
+    Row("agent:citation_panel", "get", needs("viewer", 200), lambda w: {**run(w), "marker": WEB_MARKER}, web=True),
+    Row("agent:run_history", "get", needs("viewer", 200), slug, lambda w: {"web": "1"}, web=True),
+    Row("agent:ask", "get", signed_in(200), web=True),
 ]
 
 # Pages outside the collection model: reachable by anyone (login) or by any signed-in user.
@@ -138,9 +145,11 @@ def world(api_world: ApiWorld, alice, monkeypatch) -> ApiWorld:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("row", TABLE, ids=lambda r: f"{r.method} {r.name}")
+@pytest.mark.parametrize("row", TABLE, ids=lambda r: f"{r.method} {r.name}{' web' if r.web else ''}")
 @pytest.mark.parametrize("role", ROLES)
-def test_html_view_answers_each_role_as_the_table_says(client, world, row: Row, role: str):
+def test_html_view_answers_each_role_as_the_table_says(client, world, row: Row, role: str, settings):
+    if row.web:
+        enable_web_search(settings, world)
     if role != "anonymous":
         client.force_login(world.users[role])
     url = reverse(row.name, kwargs=row.kwargs(world))

@@ -12,7 +12,8 @@ register = template.Library()
 def ask_form(context: template.Context, collection) -> dict:
     from agent.views import ask_context
 
-    result = ask_context(collection=collection)
+    request = context.get("request")
+    result = ask_context(collection=collection, user=getattr(request, "user", None))
     result["csrf_token"] = context.get("csrf_token")
     return result
 
