@@ -112,6 +112,11 @@ class Run(models.Model):
         return self.status in self.FINAL
 
     @property
+    def stage_label(self) -> str:
+        """The current stage as words: "SEARCHING_WEB" reads "Searching web"."""
+        return self.stage.replace("_", " ").capitalize()
+
+    @property
     def asked_as(self) -> str:
         """What the loop searched for: the standalone rewrite of a follow-up, else the question."""
         return self.search_question or self.question

@@ -134,6 +134,13 @@ def test_an_unknown_marker_is_404(client, answered, alice, password):
     assert client.get(reverse("agent:citation_panel", args=[answered.pk, 9])).status_code == 404
 
 
+def test_a_stage_of_two_words_reads_as_words(client, collection, alice, password):
+    run = make_run(collection=collection, user=alice, status=Run.Status.RUNNING, outcome="", stage="SEARCHING_WEB")
+    _login(client, alice, password)
+    summary = client.get(reverse("agent:run_status", args=[run.pk])).json()["fragments"]["summary"]
+    assert "Searching web…" in summary and "_" not in summary.split("Now")[1].split("</dd>")[0]
+
+
 def test_the_status_endpoint_sends_fragments_only_when_something_changed(client, collection, alice, password):
     run = make_run(collection=collection, user=alice, status=Run.Status.RUNNING, outcome="")
     _login(client, alice, password)
