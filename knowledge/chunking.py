@@ -24,15 +24,16 @@ Algorithm:
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from knowledge.pdf import CleanPage
-from knowledge.text import sentence_spans
+from knowledge.text import runs_on, sentence_spans
 
 PAGE_JOINER = "\n\n"
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 # all-MiniLM-L6-v2 reads 256 word pieces including [CLS] and [SEP]: 254 of text. A little
 # under it leaves room for tokenizer differences on the OpenAI side.
 DEFAULT_MAX_TOKENS = 250
@@ -140,9 +141,32 @@ def _model_token_counter() -> TokenCounter:
     return count_tokens
 
 
+# A sentence or heading before units are made: start, end, page, section, is_reference,
+# paragraph start, heading.
+_RawUnit = tuple[int, int, int, str, bool, bool, bool]
+
+
+def _join_run_ons(doc: str, raw: list[_RawUnit]) -> list[_RawUnit]:
+    """One unit for a sentence that a page or column break cut in two (`runs_on`).
+
+    The joined unit keeps the page, section and paragraph start of its first part; a
+    heading or a change between body and reference list is never joined.
+    """
+    out: list[_RawUnit] = []
+    for unit in raw:
+        start, end, _, _, is_reference, paragraph_start, heading = unit
+        if out and paragraph_start and not heading:
+            a, b, page, section, ref, para, head = out[-1]
+            if not head and ref == is_reference and runs_on(doc[a:b], doc[start:end]):
+                out[-1] = (a, end, page, section, ref, para, False)
+                continue
+        out.append(unit)
+    return out
+
+
 def _units(pages: Sequence[CleanPage], doc: str, page_offsets: list[int], params: ChunkParams,
            count: TokenCounter) -> list[_Unit]:
-    raw: list[tuple[int, int, int, str, bool, bool, bool]] = []  # start, end, page, section, ref, para, heading
+    raw: list[_RawUnit] = []
     section, is_reference = "", False
     for page, base in zip(pages, page_offsets, strict=True):
         heads = {s.offset: s for s in page.sections}
@@ -157,6 +181,7 @@ def _units(pages: Sequence[CleanPage], doc: str, page_offsets: list[int], params
                 for i, (a, b) in enumerate(_split_sentences(para, p_start)):
                     raw.append((a, b, page.number, section, is_reference, i == 0, False))
             pos += len(para) + 2
+    raw = _join_run_ons(doc, raw)
     # Hard split first: nothing longer than max_chars reaches the token counter or a chunk.
     raw = [
         (pa, pb, page_no, sec, ref, para and i == 0, head and i == 0)
@@ -198,10 +223,13 @@ def chunk_pages(
         first, last = group[0], group[-1]
         text = doc[first.start : last.end]
         base = page_base[first.page]
+        # The page of the chunk's last character: a unit joined across a page break ends
+        # on the page after the one it starts on.
+        last_page = pages[bisect.bisect_right(page_offsets, last.end - 1) - 1].number
         # Joining units with their original separators adds no word pieces, so the sum is exact.
         chunks.append(ChunkSpec(
             ordinal=len(chunks), text=text, section_title=first.section[:300], page_start=first.page,
-            page_end=last.page, char_start=first.start - base, char_end=first.start - base + len(text),
+            page_end=last_page, char_start=first.start - base, char_end=first.start - base + len(text),
             token_count=sum(u.tokens for u in group), is_reference=first.is_reference,
         ))
 

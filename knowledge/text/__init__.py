@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from knowledge.text.classify import SentenceKind, is_answer_eligible, sentence_kind
 from knowledge.text.normalise import collapse_spaces, match_key, normalise
-from knowledge.text.sentences import sentence_spans, split_heading, split_sentences
+from knowledge.text.sentences import runs_on, sentence_spans, split_heading, split_sentences
 
 __all__ = [
-    "SentenceKind", "collapse_spaces", "is_answer_eligible", "match_key", "normalise", "sentence_kind",
-    "sentence_spans", "split_heading", "split_sentences",
+    "SentenceKind", "collapse_spaces", "is_answer_eligible", "match_key", "normalise", "runs_on",
+    "sentence_kind", "sentence_spans", "split_heading", "split_sentences",
 ]

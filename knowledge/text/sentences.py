@@ -14,6 +14,8 @@ from functools import lru_cache
 from knowledge.text.normalise import collapse_spaces
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+# What ends a sentence or a clause before a blank line; without one, the text runs on.
+_CLOSING = frozenset(".!?:;")
 # A figure or table caption ("Figure 3: ...", "Table 2: ...") starts a sentence of its own;
 # what precedes it on the line is usually the figure's legend. Only the colon form is
 # split: "... as shown in Table 3. We ..." ends a sentence already.
@@ -102,15 +104,30 @@ def _cut(sentence: str, words_in_heading: int, *, numbered: bool = False) -> tup
     return sentence[:cut].rstrip(), sentence[cut:]
 
 
+def runs_on(before: str, after: str) -> bool:
+    """Whether the text after a blank line continues the sentence before it.
+
+    A page or column break inside a sentence leaves a blank line in the extracted text
+    ("... is based on integrating" / "three open-source toolkits: ..."): the text before
+    ends without closing punctuation and the text after starts in lower case. A heading is
+    never followed by a lower-case sentence start, so headings still stand alone.
+    """
+    before, after = before.rstrip(), after.lstrip()
+    return bool(before) and bool(after) and before[-1] not in _CLOSING and after[0].islower()
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) offsets of the sentences of `text`, in order, whitespace trimmed.
 
-    A blank line always ends a sentence (extraction puts headings and paragraphs on their
-    own), so a heading never becomes the first words of the sentence after it.
+    A blank line ends a sentence (extraction puts headings and paragraphs on their own), so
+    a heading never becomes the first words of the sentence after it; except where the
+    sentence runs on across it (`runs_on`: a page or column break).
     """
     spans: list[tuple[int, int]] = []
     pos = 0
     for block in [*_PARAGRAPH_BREAK.finditer(text), None]:
+        if block and runs_on(text[pos : block.start()], text[block.end() : block.end() + 1]):
+            continue
         end = block.start() if block else len(text)
         paragraph = text[pos:end]
         if paragraph.strip():

@@ -85,6 +85,18 @@ def test_it_keeps_every_chunk_within_budget_and_offsets_exact_on_synthetic_text(
     assert any(a.text.endswith(b.text.split(". ")[0] + ".") for a, b in itertools.pairwise(chunks))
 
 
+def test_a_sentence_cut_by_a_page_break_is_one_unit_of_its_chunk():
+    first = "We tried many settings. The encoder we describe here uses a stack of"
+    pages = [CleanPage(1, first, []), CleanPage(2, "six identical layers with residual links. Then we stop.", [])]
+    chunks = chunk_pages(pages, params=ChunkParams(max_tokens=16, overlap_tokens=0), count_tokens=_words)
+    whole = "The encoder we describe here uses a stack of\n\nsix identical layers with residual links."
+    holder = [c for c in chunks if whole in c.text]
+    assert len(holder) == 1 and (holder[0].page_start, holder[0].page_end) == (1, 2)
+    for c in chunks:
+        assert chunk_text_from_pages(pages, page_start=c.page_start, page_end=c.page_end,
+                                     char_start=c.char_start, char_end=c.char_end) == c.text
+
+
 def test_it_cuts_a_sentence_longer_than_the_window_into_word_windows():
     long_text = " ".join(["token"] * 500)
     chunks = chunk_pages([CleanPage(1, long_text, [])], params=ChunkParams(max_tokens=100), count_tokens=_words)

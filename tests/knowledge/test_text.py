@@ -43,6 +43,15 @@ def test_a_blank_line_ends_a_sentence_so_a_heading_stays_apart():
     assert split_sentences(text) == ["Results so far are mixed", "4 Experiments", "We train three models on the corpus."]
 
 
+def test_a_sentence_cut_by_a_page_or_column_break_runs_on_across_the_blank_line():
+    text = "Our tagger is built on\n\nthree open toolkits that we combine. It runs fast."
+    assert split_sentences(text) == ["Our tagger is built on three open toolkits that we combine.", "It runs fast."]
+    # A finished sentence, or a capitalised start, still ends at the blank line.
+    assert split_sentences("The tagger is small.\n\nresults follow below.") == [
+        "The tagger is small.", "results follow below."]
+    assert split_sentences("Training details\n\nWe train for two days.") == ["Training details", "We train for two days."]
+
+
 @pytest.mark.parametrize(
     "glued, heading, rest",
     [
