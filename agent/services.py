@@ -6,16 +6,17 @@ import logging
 import time
 import unicodedata
 from collections.abc import Sequence
-from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from agent.models import Citation, Run, RunStep, Thread, WebPage
+from knowledge import jobs
+from knowledge.jobs import JobKind
 from knowledge.models import Chunk, Collection
 
 logger = logging.getLogger(__name__)
@@ -131,34 +132,26 @@ def _thread_history(run: Run) -> list:
                  titles=tuple(titles.get(r.pk, ()))) for r in reversed(earlier)]
 
 
+def _run_reset(run_id: int) -> None:
+    # The next attempt writes a clean trace: the steps of a dead one are removed.
+    RunStep.objects.filter(run_id=run_id).delete()
+    Citation.objects.filter(run_id=run_id).delete()
+    WebPage.objects.filter(run_id=run_id).delete()
+
+
+# The lifecycle of a Run row (knowledge.jobs): claim, progress, end, sweep.
+RUN_JOB = JobKind(
+    name="runs", model=Run, task="agent.tasks.answer_run", time_limit_setting="ANSWER_TIME_LIMIT",
+    doing="while answering", claimed={"stage": "PLANNING", "progress_current": 0}, stopped={"stage": ""},
+    requeued={"progress_current": 0}, reset=_run_reset,
+)
+
+
 def run_claim(run_id: int) -> Run | None:
-    """QUEUED -> RUNNING with a conditional UPDATE: of two deliveries of one task only one wins.
-
-    A run left RUNNING by a worker that was killed is claimable again once it has been
-    RUNNING for longer than the hard time limit (no live worker can still hold it then):
-    that is how Redis' redelivery after visibility_timeout finishes it. The dead attempt's
-    steps are cleared so the trace is that of one attempt; after MAX_ATTEMPTS claims the
-    run ends FAILED instead of killing workers forever.
-    """
-    from agent.sweeper import MAX_ATTEMPTS
-
-    now = timezone.now()
-    dead = Q(status=Run.Status.RUNNING, started_at__lt=now - timedelta(seconds=settings.ANSWER_TIME_LIMIT + 5))
-    claimable = Run.objects.filter(Q(status=Run.Status.QUEUED) | dead, pk=run_id)
-    with transaction.atomic():
-        claimed = claimable.filter(attempts__lt=MAX_ATTEMPTS).update(
-            status=Run.Status.RUNNING, started_at=now, updated_at=now, attempts=F("attempts") + 1,
-            stage="PLANNING", progress_current=0,
-        )
-        if claimed == 1:
-            RunStep.objects.filter(run_id=run_id).delete()
-            Citation.objects.filter(run_id=run_id).delete()
-            WebPage.objects.filter(run_id=run_id).delete()
-    if claimed != 1:
-        claimable.filter(attempts__gte=MAX_ATTEMPTS).update(
-            status=Run.Status.FAILED, finished_at=now, stage="",
-            error=f"The worker stopped unexpectedly {MAX_ATTEMPTS} times while answering; giving up.",
-        )
+    """Claim the run (knowledge.jobs.claim: QUEUED, or a dead attempt past its hard time
+    limit, becomes RUNNING; after MAX_ATTEMPTS it ends FAILED); None when another delivery
+    has it, or it is final or gone."""
+    if not jobs.claim(RUN_JOB, run_id):
         return None
     return Run.objects.select_related("collection").get(pk=run_id)
 
@@ -174,8 +167,8 @@ def run_fail(*, run_id: int, error: str, usage=None) -> None:
     spent = RunStep.objects.filter(run_id=run_id).aggregate(
         calls=Sum("llm_calls"), prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost_usd")
     )
-    Run.objects.filter(pk=run_id).exclude(status__in=Run.FINAL).update(
-        status=Run.Status.FAILED, error=error[:2000], finished_at=timezone.now(), stage="",
+    jobs.fail(
+        RUN_JOB, run_id, error,
         llm_calls=(spent["calls"] or 0) + (usage.calls if usage else 0),
         prompt_tokens=(spent["prompt"] or 0) + (usage.prompt_tokens if usage else 0),
         completion_tokens=(spent["completion"] or 0) + (usage.completion_tokens if usage else 0),
@@ -259,11 +252,10 @@ def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None, web_e
             prompt_tokens=step.usage.prompt_tokens, completion_tokens=step.usage.completion_tokens,
             cost_usd=Decimal(str(round(step.usage.cost_usd, 6))),
         )
-        Run.objects.filter(pk=run.pk).update(progress_current=min(ordinal[0], max_progress),
-                                             progress_max=max_progress, updated_at=timezone.now())
+        jobs.heartbeat(RUN_JOB, run.pk, progress_current=min(ordinal[0], max_progress), progress_max=max_progress)
 
     def on_stage(stage: Stage) -> None:
-        Run.objects.filter(pk=run.pk).update(stage=stage.value, updated_at=timezone.now())
+        jobs.heartbeat(RUN_JOB, run.pk, stage=stage.value)
 
     started = time.perf_counter()
     web = _web_route(run, web_evidence)
@@ -294,14 +286,13 @@ def _save_result(run: Run, result, latency_ms: int, fetched: dict | None = None)
             **_web_citation_fields(run, source, fetched or {}),
         )
     usage = result.usage
-    Run.objects.filter(pk=run.pk).update(
-        status=Run.Status.DONE, stage="", outcome=answer.outcome.value, verdict=result.verdict,
+    jobs.finish(
+        RUN_JOB, run.pk, outcome=answer.outcome.value, verdict=result.verdict,
         answer=answer.text, missing_evidence=answer.missing_note, suggestions=answer.suggestions,
         retries=result.retries,
         llm_calls=usage.calls, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
         cost_usd=Decimal(str(round(usage.cost_usd, 6))), latency_ms=latency_ms,
-        context_chunk_ids=[s.chunk_id for s in result.sources if s.chunk_id > 0], finished_at=timezone.now(),
-        used_web=result.web_searched,
+        context_chunk_ids=[s.chunk_id for s in result.sources if s.chunk_id > 0], used_web=result.web_searched,
         progress_current=F("progress_max"),
     )
 

@@ -3,7 +3,8 @@
 Celery's acks_late redelivers the task of a killed worker on Redis, but only after the
 transport's visibility_timeout, and the filesystem transport (the embedded default) never
 redelivers it. A message can also be lost before it was ever published (the broker was
-down when the web request committed its row). So the database rows are swept:
+down when the web request committed its row). So the database rows are swept, both kinds
+by the one loop of knowledge.jobs.sweep (which owns the rules: stale, attempts, re-send):
 
 1. RUNNING past its hard time limit (plus a grace period): no worker can still hold it,
    because Celery kills a task at its hard limit. Below MAX_ATTEMPTS it goes back to
@@ -29,14 +30,13 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from agent.models import Run
-from knowledge.dispatch import send_task
-from knowledge.models import Document, IngestJob
+from agent.services import RUN_JOB
+from knowledge import jobs
+from knowledge.ingest import INGEST_JOB
+from knowledge.models import IngestJob
 
 logger = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 3
-GRACE = timedelta(seconds=30)
-RESEND_AFTER = timedelta(seconds=120)
 LAST_SWEEP_KEY = "grounded:sweeper:last"
 # A sweeper is late when this many intervals passed without a periodic sweep.
 LATE_AFTER_INTERVALS = 3
@@ -55,64 +55,6 @@ class SweepReport:
         return sum(len(v) for v in vars(self).values())
 
 
-_DIED = "The worker stopped unexpectedly {n} times while working on this; giving up."
-
-
-def _sweep_jobs(now: datetime, report: SweepReport, no_worker_alive: bool) -> None:
-    from knowledge.tasks import ingest_document
-
-    dead_before = now if no_worker_alive else now - timedelta(seconds=settings.INGEST_TIME_LIMIT) - GRACE
-    stuck = IngestJob.objects.filter(status=IngestJob.Status.RUNNING, started_at__lt=dead_before)
-    for job in stuck:
-        if job.attempts >= MAX_ATTEMPTS:
-            error = _DIED.format(n=job.attempts)
-            if IngestJob.objects.filter(pk=job.pk, status=IngestJob.Status.RUNNING).update(
-                status=IngestJob.Status.FAILED, error=error, finished_at=now, updated_at=now
-            ):
-                Document.objects.filter(pk=job.document_id).exclude(status=Document.Status.READY).update(
-                    status=Document.Status.FAILED, error=error
-                )
-                report.jobs_failed.append(job.pk)
-        elif IngestJob.objects.filter(pk=job.pk, status=IngestJob.Status.RUNNING, started_at=job.started_at).update(
-            status=IngestJob.Status.QUEUED, updated_at=now
-        ):
-            report.jobs_requeued.append(job.pk)
-    waiting = IngestJob.objects.filter(status=IngestJob.Status.QUEUED, updated_at__lt=now - RESEND_AFTER)
-    for job_id in list(waiting.values_list("pk", flat=True)) + report.jobs_requeued:
-        if send_task(ingest_document, job_id):
-            IngestJob.objects.filter(pk=job_id, status=IngestJob.Status.QUEUED).update(updated_at=now)
-            if job_id not in report.jobs_requeued:
-                report.jobs_resent.append(job_id)
-
-
-def _sweep_runs(now: datetime, report: SweepReport, no_worker_alive: bool) -> None:
-    from agent.tasks import answer_run
-
-    dead_before = now if no_worker_alive else now - timedelta(seconds=settings.ANSWER_TIME_LIMIT) - GRACE
-    for run in Run.objects.filter(status=Run.Status.RUNNING, started_at__lt=dead_before):
-        if run.attempts >= MAX_ATTEMPTS:
-            if Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
-                status=Run.Status.FAILED, error=_DIED.format(n=run.attempts), finished_at=now, stage=""
-            ):
-                report.runs_failed.append(run.pk)
-            continue
-        # Steps of the dead attempt are removed so the next attempt writes a clean trace.
-        if Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, started_at=run.started_at).update(
-            status=Run.Status.QUEUED, stage="", progress_current=0, updated_at=now
-        ):
-            run.steps.all().delete()
-            run.citations.all().delete()
-            report.runs_requeued.append(run.pk)
-    # updated_at of a QUEUED row is when it was last sent, so a long queue (a benchmark)
-    # gets one extra message per row every RESEND_AFTER, not one per sweep.
-    waiting = Run.objects.filter(status=Run.Status.QUEUED, updated_at__lt=now - RESEND_AFTER)
-    for run_id in list(waiting.values_list("pk", flat=True)) + report.runs_requeued:
-        if send_task(answer_run, run_id):
-            Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(updated_at=now)
-            if run_id not in report.runs_requeued:
-                report.runs_resent.append(run_id)
-
-
 def sweep(*, now: datetime | None = None, no_worker_alive: bool = False) -> SweepReport:
     """Requeue, re-send or fail every job and run that no worker is going to finish.
 
@@ -120,14 +62,11 @@ def sweep(*, now: datetime | None = None, no_worker_alive: bool = False) -> Swee
     starts the only ones), so every RUNNING row is a dead attempt, whatever its age: the
     work a Ctrl-C interrupted resumes at the next start, not a hard time limit later.
     """
-    now = now or timezone.now()
-    report = SweepReport()
-    _sweep_jobs(now, report, no_worker_alive)
-    _sweep_runs(now, report, no_worker_alive)
+    report = SweepReport(**jobs.sweep([INGEST_JOB, RUN_JOB], now=now or timezone.now(),
+                                      no_worker_alive=no_worker_alive))
     if report.total():
         logger.warning("sweeper: %s", report)
     return report
-
 
 
 def sweep_record(report: SweepReport, *, now: datetime | None = None) -> None:

@@ -3,6 +3,7 @@
     .venv/bin/python bench/retrieval.py            # small: 10k (and rank-bm25 at 10k), CI-sized
     .venv/bin/python bench/retrieval.py --full     # 10k, 100k, 1M; rank-bm25 at 10k and 100k;
                                                    # and real MiniLM vectors tiled to 1M
+    .venv/bin/python bench/retrieval.py --dense-sizes 2000,10000,50000   # dense variants only
 
 Peers, in the same run when installed (optional imports, not project dependencies):
     .venv/bin/pip install bm25s==0.3.16 numba==0.68.1    # bm25s, lucene scores, numba backend
@@ -242,8 +243,10 @@ def dense_peers(label: str, vectors: np.ndarray, qvecs: np.ndarray, k: int = 10)
 
     add("numpy product (before)", lambda: None,
         lambda _, q: top_k(np.arange(n), vectors @ q, k)[0])
-    add("ours, float32 first stage", lambda: None,
-        lambda _, q: dense_search(vectors, q, k)[0])
+    add("ours, float32 first stage (faiss)", lambda: None,
+        lambda _, q: dense_search(vectors, q, k, first_stage="faiss")[0])
+    add("ours, float32 first stage (numpy)", lambda: None,
+        lambda _, q: dense_search(vectors, q, k, first_stage="numpy")[0])
     add("ours, SQ8 first stage", lambda: SQ8Blocks.build(vectors),
         lambda sq, q: dense_search(vectors, q, k, sq8=sq)[0])
 
@@ -273,7 +276,7 @@ def dense_peers(label: str, vectors: np.ndarray, qvecs: np.ndarray, k: int = 10)
             found = v["search"](q)
             v["times"].append(time.perf_counter() - t0)
             v["hits"] += len(exact & set(np.asarray(found).tolist()))
-    for name in ("ours, float32 first stage", "ours, SQ8 first stage"):
+    for name in ("ours, float32 first stage (faiss)", "ours, float32 first stage (numpy)", "ours, SQ8 first stage"):
         assert variants[name]["hits"] == k * len(qvecs), f"{name}: not the exact top {k}"
     ref = statistics.median(variants["faiss IndexFlatIP"]["times"])
     return [{"set": label, "n": n, "variant": name, "p50": pct(v["times"], 50), "p95": pct(v["times"], 95),
@@ -350,8 +353,20 @@ def main() -> None:
                         help="rows of the tiled MiniLM set (default with --full: 1M)")
     parser.add_argument("--max-rows", type=int, default=None, help="leave out the sizes above this")
     parser.add_argument("--sentences", type=int, default=5_000, help="SciFact sentences to tile")
+    parser.add_argument("--k", type=int, default=10, help="with --dense-sizes: hits per search (a hybrid "
+                        "search of k=10 asks each retriever for a pool of 30)")
+    parser.add_argument("--dense-sizes", default="",
+                        help="only the dense variants table, at these comma-separated row counts")
     args = parser.parse_args()
     rng = np.random.default_rng(42)
+    if args.dense_sizes:
+        print(f"# bench/retrieval.py --dense-sizes {args.dense_sizes}, load average {os.getloadavg()[0]:.1f}")
+        for n in (int(x) for x in args.dense_sizes.split(",")):
+            vectors = l2_normalize(rng.standard_normal((n, DIM), dtype=np.float32))
+            print_dense(dense_peers("random", vectors, l2_normalize(
+                rng.standard_normal((args.queries or 50, DIM), dtype=np.float32)), k=args.k))
+        print(f"load average after {os.getloadavg()[0]:.1f}")
+        return
     sizes = [10_000, 100_000, 1_000_000] if args.full else [10_000]
     ref_sizes = [10_000, 100_000] if args.full else [10_000]
     if args.max_rows:

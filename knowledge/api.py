@@ -23,7 +23,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -45,13 +45,6 @@ from knowledge.metadata import MAX_TAG_CHARS, MAX_TAGS, YEAR_MAX, YEAR_MIN, Meta
 from knowledge.models import ROLE_RANK, Collection, Document, IngestJob, Membership, Role, TeamAccess
 
 User = get_user_model()
-
-
-def _user_by_username(username: str) -> Any:
-    user = User.objects.filter(username=username).first()
-    if user is None:
-        raise ValidationError({"username": [f"There is no user called {username!r}."]})
-    return user
 
 
 # ---------------------------------------------------------------------------
@@ -190,6 +183,12 @@ class MemberOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class MemberAddedSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.choices)
+    detail = serializers.CharField()
+
+
 class MemberListApi(APIView):
     @extend_schema_serializer(component_name="MemberAdd")
     class InputSerializer(serializers.Serializer):
@@ -213,7 +212,9 @@ class MemberListApi(APIView):
         summary="Add a member, or change the role of an existing one (owner)",
         request=InputSerializer,
         responses={
-            201: MemberOutputSerializer,
+            202: OpenApiResponse(MemberAddedSerializer, description=(
+                "Not a member before: added if an account of that name exists. The same answer "
+                "whether or not it does, so this endpoint cannot tell which usernames exist.")),
             200: OpenApiResponse(MemberOutputSerializer, description="Was already a member: role changed."),
             **error_responses(400, 403, 404),
         },
@@ -221,13 +222,19 @@ class MemberListApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         collection, _ = selectors.collection_get(user=request.user, slug=slug, minimum=Role.OWNER)
         data = parse_input(self.InputSerializer, request)
-        user = _user_by_username(data["username"])
-        existed = Membership.objects.filter(collection=collection, user=user).exists()
-        membership = services.membership_set(collection=collection, user=user, role=data["role"])
-        return Response(
-            MemberOutputSerializer(membership).data,
-            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
-        )
+        user = User.objects.filter(username=data["username"]).first()
+        # The owner sees the members already, so a role change may say so; anyone else gets
+        # the same 202 whether or not the account exists (issue 15, as the HTML form does).
+        existed = user is not None and Membership.objects.filter(collection=collection, user=user).exists()
+        membership = services.membership_set(collection=collection, user=user, role=data["role"]) if user else None
+        if existed:
+            return Response(MemberOutputSerializer(membership).data, status=status.HTTP_200_OK)
+        role = Role(data["role"])
+        return Response({
+            "username": data["username"], "role": role.value,
+            "detail": f"If an account called {data['username']} exists, it now has the role "
+                      f"{role.label.lower()} in this collection. The members list shows who is in.",
+        }, status=status.HTTP_202_ACCEPTED)
 
 
 class MemberDetailApi(APIView):

@@ -10,6 +10,8 @@ every time, and reloads. See docs/retrieval.md.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import shutil
 import threading
@@ -93,19 +95,37 @@ def bm25_text(title: str, section_title: str, text: str) -> str:
     return f"{title}\n{section_title}\n{text}"
 
 
-def _build(collection_id: int, publish: Collection_[int] = ()) -> IndexData:
-    from knowledge.embedding_cache import default_embedder, embed_with_cache
+# Bump when what a chunk's index rows are made of changes (tokeniser, sentence selection,
+# bm25_text): a previous version built otherwise is not merged from, the index is rebuilt.
+BUILDER = 1
+# A document's rows in the index are a function of these columns of its chunks (a chunk's
+# text never changes under its id: re-ingesting writes new chunks).
+_ROW_KEY = ("id", "document_id", "text_hash", "is_reference", "document__title", "section_title")
+
+
+def _signatures(rows: list[tuple]) -> dict[str, str]:
+    """Per document (id as text, as JSON keys are): a hash of its rows' _ROW_KEY columns."""
+    digests: dict[str, Any] = {}
+    for row in rows:
+        digest = digests.get(str(row[1])) or digests.setdefault(str(row[1]), hashlib.sha256())
+        digest.update(json.dumps(row).encode())
+    return {d: h.hexdigest() for d, h in digests.items()}
+
+
+def _included(collection_id: int, publish: Collection_[int]):
+    included = Q(document__status=Document.Status.READY) | Q(document_id__in=list(publish),
+                                                              document__status=Document.Status.PROCESSING)
+    return Chunk.objects.filter(included, document__collection_id=collection_id).order_by("document_id", "ordinal")
+
+
+def _make_rows(chunks, embedder: Any, meta: dict) -> IndexData:
+    """The index rows of `chunks` (a queryset in document, ordinal order), made from scratch."""
+    from knowledge.embedding_cache import embed_with_cache
     from knowledge.retrieval.bm25 import BM25Index
     from knowledge.retrieval.tokenize import tokenize
 
-    included = Q(document__status=Document.Status.READY) | Q(document_id__in=list(publish),
-                                                              document__status=Document.Status.PROCESSING)
-    rows = list(
-        Chunk.objects.filter(included, document__collection_id=collection_id)
-        .order_by("document_id", "ordinal")
-        .values_list("id", "document_id", "text", "text_hash", "is_reference", "document__title", "section_title")
-    )
-    embedder = default_embedder()
+    rows = list(chunks.values_list("id", "document_id", "text", "text_hash", "is_reference", "document__title",
+                                   "section_title"))
     vectors = _chunk_vectors(rows, embedder) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
     # Sentence vectors for the sentence reranker (and, through the cache, the auditor).
     # A reference-section chunk gets none: the reranker then scores it by its chunk vector.
@@ -123,6 +143,7 @@ def _build(collection_id: int, publish: Collection_[int] = ()) -> IndexData:
         offsets.append(len(sentences))
     sent_vectors = embed_with_cache(sentences, embedder=embedder) if sentences else np.zeros(
         (0, embedder.dim), dtype=np.float32)
+    meta["documents"].update(_signatures([(r[0], r[1], *r[3:]) for r in rows]))
     return IndexData(
         chunk_ids=np.array([r[0] for r in rows], dtype=np.int64),
         document_ids=np.array([r[1] for r in rows], dtype=np.int64),
@@ -131,16 +152,75 @@ def _build(collection_id: int, publish: Collection_[int] = ()) -> IndexData:
         vectors=vectors,
         sent_vectors=sent_vectors,
         sent_offsets=np.array(offsets, dtype=np.int64),
-        meta={"embedding_model": embedder.model_id, "collection": collection_id},
+        meta=meta,
     )
 
 
-def index_rebuild(*, collection: Collection, publish: Collection_[int] = ()) -> int:
-    """Rebuild the collection's index from its READY documents and return the new version.
+def _previous(folder: Path, embedder: Any) -> IndexData | None:
+    """The version in `folder` when a new one can be merged from it, else None."""
+    from knowledge.retrieval.merge import mergeable
+
+    if not (folder / "manifest.json").exists():
+        return None
+    try:
+        data = read_index(folder)
+    except Exception:  # a damaged or foreign folder: the full rebuild replaces it
+        log.warning("index folder %s is unreadable; rebuilding in full", folder, exc_info=True)
+        return None
+    same = (data.meta.get("builder") == BUILDER and data.meta.get("embedding_model") == embedder.model_id
+            and isinstance(data.meta.get("documents"), dict))
+    return data if same and mergeable(data) else None
+
+
+def _build(collection_id: int, publish: Collection_[int] = (), previous: Path | None = None) -> IndexData:
+    """The index of the collection's included chunks; from the version in folder `previous`
+    (when there is a usable one there), incrementally.
+
+    Incrementally: the documents whose rows are unchanged since that version (same
+    signature) are copied from it, only the others are made (read, split, tokenised,
+    embedded through the cache), and the parts are joined in document order, BM25 weights
+    recomputed for the whole (knowledge.retrieval.merge). The result is bit-identical to a
+    full build (tests/knowledge/test_indexing_incremental.py).
+    """
+    from knowledge.embedding_cache import default_embedder
+    from knowledge.retrieval.merge import concat, take
+
+    embedder = default_embedder()
+    meta: dict[str, Any] = {"embedding_model": embedder.model_id, "collection": collection_id,
+                            "builder": BUILDER, "documents": {}}
+    chunks = _included(collection_id, publish)
+    previous = _previous(previous, embedder) if previous is not None else None
+    if previous is None:
+        return _make_rows(chunks, embedder, meta)
+    wanted = _signatures(list(chunks.values_list(*_ROW_KEY)))
+    old = previous.meta["documents"]
+    reused = {int(d) for d, sig in wanted.items() if old.get(d) == sig}
+    meta["documents"] = {str(d): old[str(d)] for d in reused}
+    fresh = _make_rows(chunks.exclude(document_id__in=reused), embedder, meta)
+    # Document order, as a full build has it: runs of consecutive documents from one source.
+    old_rows = np.flatnonzero(np.isin(previous.document_ids, list(reused)))
+    sources = [(previous, old_rows), (fresh, np.arange(fresh.size))]
+    doc_of = np.concatenate([np.asarray(previous.document_ids)[old_rows], fresh.document_ids])
+    source_of = np.concatenate([np.zeros(len(old_rows), dtype=np.int64), np.ones(fresh.size, dtype=np.int64)])
+    order = np.argsort(doc_of, kind="stable")
+    source_of, place = source_of[order], np.concatenate([np.arange(len(old_rows)), np.arange(fresh.size)])[order]
+    breaks = np.flatnonzero(np.diff(source_of)) + 1
+    parts = [take(sources[run[0]][0], sources[run[0]][1][rows])
+             for run, rows in zip(np.split(source_of, breaks), np.split(place, breaks), strict=True) if len(run)]
+    merged = concat(parts, meta) if parts else fresh
+    log.info("index of collection %s: %s rows copied, %s made", collection_id, len(old_rows), fresh.size)
+    return merged
+
+
+def index_rebuild(*, collection: Collection, publish: Collection_[int] = (), full: bool = False) -> int:
+    """Make the collection's index of its READY documents and return the new version.
 
     `publish`: PROCESSING documents whose chunks are written (an ingestion that reached its
     last step); they go into this index and become READY when it is the one queries load,
     so a client that waits for `ready` never searches an index without its document.
+
+    Incremental unless `full`: documents unchanged since the current version are copied
+    from it, only added or changed ones are made (_build). Either way the files are the same.
 
     Steps, under a file lock per collection so two workers never write at once:
     1. read the chunks and their cached vectors (embedding only what the cache lacks);
@@ -159,8 +239,8 @@ def index_rebuild(*, collection: Collection, publish: Collection_[int] = ()) -> 
     root = collection_index_dir(collection.pk)
     root.mkdir(parents=True, exist_ok=True)
     with FileLock(str(root / ".lock")):
-        data = _build(collection.pk, publish)
         current = Collection.objects.filter(pk=collection.pk).values_list("index_version", flat=True).get()
+        data = _build(collection.pk, publish, previous=None if full or not current else root / str(current))
         new = current + 1
         data.meta["version"] = new
         # A folder with this number can only be left over from a database that was reset

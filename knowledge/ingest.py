@@ -13,15 +13,15 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
+from knowledge import jobs
+from knowledge.jobs import JobKind
 from knowledge.metadata import infer_metadata, merge_inferred
 from knowledge.models import Chunk, Collection, Document, ExtractedText, IngestJob
 
@@ -71,6 +71,22 @@ def file_path(document: Document) -> Path:
     return Path(settings.MEDIA_ROOT) / document.file
 
 
+def _job_gave_up(job_id: int, error: str) -> None:
+    """A job that killed its worker MAX_ATTEMPTS times: its document fails too (unless a
+    previous ingest made it READY: it keeps its chunks)."""
+    IngestJob.objects.filter(pk=job_id).update(message_key=Message.FAILED)
+    document_id = IngestJob.objects.filter(pk=job_id).values_list("document_id", flat=True).first()
+    Document.objects.filter(pk=document_id).exclude(status=Document.Status.READY).update(
+        status=Document.Status.FAILED, error=error, updated_at=timezone.now())
+
+
+# The lifecycle of an IngestJob row (knowledge.jobs): claim, progress, end, sweep.
+INGEST_JOB = JobKind(
+    name="jobs", model=IngestJob, task="knowledge.tasks.ingest_document", time_limit_setting="INGEST_TIME_LIMIT",
+    doing="while ingesting this file", claimed={"message_key": Message.PARSING}, gave_up=_job_gave_up,
+)
+
+
 class _Progress:
     """Writes job progress at most every 0.3 s, so a 100-page file is not 100 UPDATEs."""
 
@@ -81,24 +97,13 @@ class _Progress:
     def __call__(self, *, force: bool = False, **fields: object) -> None:
         now = time.monotonic()
         if force or now - self.last >= 0.3:
-            IngestJob.objects.filter(pk=self.job_id).update(updated_at=timezone.now(), **fields)
+            jobs.heartbeat(INGEST_JOB, self.job_id, **fields)
             self.last = now
 
 
 def job_claim(job_id: int) -> IngestJob | None:
-    """Claim a job with a conditional UPDATE; None when another worker has it or it is final.
-
-    A job left RUNNING by a worker that died (acks_late redelivers its task) is claimable
-    again once it has not moved for longer than the hard time limit.
-    """
-    stale = timezone.now() - timedelta(seconds=settings.INGEST_TIME_LIMIT + 30)
-    claimed = IngestJob.objects.filter(
-        Q(status=IngestJob.Status.QUEUED) | Q(status=IngestJob.Status.RUNNING, updated_at__lt=stale), pk=job_id
-    ).update(
-        status=IngestJob.Status.RUNNING, started_at=timezone.now(), updated_at=timezone.now(),
-        attempts=F("attempts") + 1, message_key=Message.PARSING, error="",
-    )
-    if claimed != 1:
+    """Claim a job (knowledge.jobs.claim); None when another worker has it, it is final or gone."""
+    if not jobs.claim(INGEST_JOB, job_id):
         return None
     return IngestJob.objects.select_related("document__collection").get(pk=job_id)
 
@@ -280,17 +285,13 @@ def job_run(*, job_id: int, embedder=None, timings: Timings | None = None) -> In
 
 
 def _finish(job: IngestJob, error: str) -> None:
-    now = timezone.now()
     if not error:
-        IngestJob.objects.filter(pk=job.pk).update(
-            status=IngestJob.Status.DONE, message_key=Message.DONE, finished_at=now, updated_at=now, error=""
-        )
+        jobs.finish(INGEST_JOB, job.pk, message_key=Message.DONE, error="")
         return
     with transaction.atomic():
-        IngestJob.objects.filter(pk=job.pk).update(
-            status=IngestJob.Status.FAILED, message_key=Message.FAILED, finished_at=now, updated_at=now, error=error
-        )
+        jobs.fail(INGEST_JOB, job.pk, error, message_key=Message.FAILED)
         # A document that was READY keeps its previous chunks (a failed re-ingest loses nothing).
+        now = timezone.now()
         document = Document.objects.filter(pk=job.document_id).first()
         if document is not None and document.status != Document.Status.READY:
             Document.objects.filter(pk=document.pk).update(status=Document.Status.FAILED, error=error, updated_at=now)

@@ -66,7 +66,7 @@ TABLE: list[Row] = [
     Row(
         "member_list",
         "post",
-        needs("owner", 201),
+        needs("owner", 202),
         slug,
         body=lambda w: {"username": "dave", "role": "viewer"},
     ),

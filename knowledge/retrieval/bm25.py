@@ -44,10 +44,22 @@ class BM25Index:
     # (n_terms, n_chunks). float64: float32 would round scores of ~20 to about 1e-6, the
     # tolerance we promise against rank-bm25.
     weights: sparse.csr_matrix
+    # What the weights were made from, kept so an index can be merged with another without
+    # re-tokenising (knowledge.retrieval.merge): the term count of each stored (term, chunk)
+    # pair, aligned with weights.data, and each chunk's length in tokens. None in an index
+    # written before they were stored.
+    counts: np.ndarray | None = None
+    lengths: np.ndarray | None = None
 
     @property
     def n_chunks(self) -> int:
         return self.weights.shape[1]
+
+    def count_matrix(self) -> sparse.csr_matrix:
+        """The term counts as a (n_terms, n_chunks) CSR matrix (the weights' layout)."""
+        w = self.weights
+        return sparse.csr_matrix((np.asarray(self.counts, dtype=np.float64), np.asarray(w.indices),
+                                  np.asarray(w.indptr)), shape=w.shape)
 
     @classmethod
     def build(cls, corpus: Iterable[Sequence[str]], *, k1: float = K1, b: float = B,
@@ -65,8 +77,6 @@ class BM25Index:
                       b: float = B, epsilon: float = EPSILON) -> BM25Index:
         """Index chunks given as arrays of term ids (the benchmark builds 1M chunks this way)."""
         n_docs, n_terms = len(docs), len(vocab)
-        if n_docs == 0:
-            return cls(vocab=vocab, weights=sparse.csr_matrix((n_terms, 0), dtype=np.float64))
         lengths = np.fromiter((len(d) for d in docs), dtype=np.int64, count=n_docs)
         doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
         terms = np.concatenate(docs) if lengths.sum() else np.zeros(0, dtype=np.int64)
@@ -74,21 +84,41 @@ class BM25Index:
         tf = sparse.csr_matrix(
             (np.ones(len(terms), dtype=np.float64), (terms, doc_of)), shape=(n_terms, n_docs)
         )
+        return cls.from_counts(tf, vocab, lengths, k1=k1, b=b, epsilon=epsilon)
+
+    @classmethod
+    def from_counts(cls, tf: sparse.spmatrix, vocab: dict[str, int], lengths: np.ndarray, *, k1: float = K1,
+                    b: float = B, epsilon: float = EPSILON) -> BM25Index:
+        """Index term counts `tf` (n_terms, n_chunks) whose rows `vocab` names.
+
+        The vocabulary is first made canonical: terms that occur nowhere are dropped and the
+        rest sorted, so the same chunks give the same term ids, and hence bit-identical
+        weights and query sums, whether they were indexed at once or merged from parts.
+        """
+        tf = sparse.csr_matrix(tf, dtype=np.float64)
         tf.sum_duplicates()
+        n_docs = tf.shape[1]
+        lengths = np.asarray(lengths, dtype=np.int64)
+        df = np.diff(tf.indptr)
+        terms = sorted(t for t, i in vocab.items() if df[i] > 0)
+        tf = tf[np.fromiter((vocab[t] for t in terms), dtype=np.int64, count=len(terms))]
+        tf.sort_indices()
+        vocab = {t: i for i, t in enumerate(terms)}
+        counts = tf.data.copy()
+        if n_docs == 0 or not terms:
+            return cls(vocab=vocab, weights=tf, counts=counts, lengths=lengths)
         avgdl = lengths.sum() / n_docs
         df = np.diff(tf.indptr).astype(np.float64)
         idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
-        seen = df > 0
-        if seen.any():
-            # As rank-bm25: the mean idf over the terms that occur (a vocabulary may list
-            # unused terms), taken before flooring the negative ones to epsilon * mean.
-            eps = epsilon * (idf[seen].sum() / seen.sum())
-            idf = np.where(idf < 0, eps, idf)
-        row_of = np.repeat(np.arange(n_terms), np.diff(tf.indptr))
+        # As rank-bm25: the mean idf over the terms that occur, taken before flooring the
+        # negative ones to epsilon * mean.
+        eps = epsilon * (idf.sum() / len(idf))
+        idf = np.where(idf < 0, eps, idf)
+        row_of = np.repeat(np.arange(len(terms)), np.diff(tf.indptr))
         f = tf.data
         dl = lengths[tf.indices]
         tf.data = idf[row_of] * (f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl)))
-        return cls(vocab=vocab, weights=tf)
+        return cls(vocab=vocab, weights=tf, counts=counts, lengths=lengths)
 
     def query_vector(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(term ids, counts) of the query tokens the index knows."""

@@ -2,8 +2,9 @@
 
 Every search is two stages, and the answer is always the exact top k:
 
-1. A fast first stage proposes candidates with approximate scores: faiss's float32 inner
-   product (`knn_inner_product`, no copy of the matrix) on a small index, or an 8-bit
+1. A fast first stage proposes candidates with approximate scores: a float32 inner product
+   (numpy's below NUMPY_MAX_ROWS rows, faiss's `knn_inner_product`, no copy of the matrix,
+   above) on a small index, or an 8-bit
    scalar-quantised copy of the vectors (faiss `IndexScalarQuantizer`, QT_8bit: 384 bytes a
    vector instead of 1,536) from SQ8_MIN_ROWS rows up.
 2. The candidates are rescored exactly from the float32 vectors (`exact_scores`; on disk the
@@ -43,6 +44,12 @@ PARALLEL_MIN_ROWS = 50_000
 # "dense first stage" table, docs/benchmarks.md: SQ8 + rescoring is faster than the
 # float32 product from about this size, and it saves 3/4 of the resident memory).
 SQ8_MIN_ROWS = 50_000
+# Below this many rows the float32 first stage is numpy's product (one BLAS gemv and a
+# partial sort), from here faiss's knn_inner_product. Measured side by side (k=30, the pool
+# of a hybrid k=10; docs/benchmarks.md): numpy is ahead by a tenth of a millisecond up to
+# about 5k rows, faiss from there (1.1-1.4 vs 2.1-2.5 ms at 10k): once the matrix outgrows
+# the caches, numpy's one-thread gemv reads memory at about half faiss's rate.
+NUMPY_MAX_ROWS = 5_000
 # First-stage candidates per requested hit, at least (the issue's floor: 10 x k).
 CANDIDATES_PER_HIT = 10
 # Row blocks of the 8-bit copy: each block is its own faiss index, so blocks can run on
@@ -110,6 +117,21 @@ def _bitmap_selector(allowed: np.ndarray):
     selector = faiss.IDSelectorBitmap(len(allowed), faiss.swig_ptr(bits))
     selector.bits_owner = bits  # keeps the bitmap alive as long as the selector
     return selector
+
+
+def _numpy_block(matrix: np.ndarray, query: np.ndarray, start: int, stop: int, want: int,
+                 allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """numpy's float32 product (one BLAS gemv) top `want` of rows start:stop, best first."""
+    scores = np.asarray(matrix[start:stop]) @ query
+    positions = np.arange(start, stop, dtype=np.int64)
+    if allowed is not None:
+        keep = allowed[start:stop]
+        positions, scores = positions[keep], scores[keep]
+    if want < len(scores):
+        best = np.argpartition(scores, len(scores) - want)[len(scores) - want:]
+        positions, scores = positions[best], scores[best]
+    order = np.argsort(-scores, kind="stable")
+    return positions[order], scores[order]
 
 
 def _flat_block(matrix: np.ndarray, query: np.ndarray, start: int, stop: int, want: int,
@@ -239,13 +261,16 @@ def _prepare(matrix: np.ndarray, query: np.ndarray, allowed: np.ndarray | None) 
 
 
 def dense_search(matrix: np.ndarray, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
-                 *, threads: int = 1, sq8: SQ8Blocks | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 *, threads: int = 1, sq8: SQ8Blocks | None = None,
+                 first_stage: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Top-k (positions, cosines) of `query` against the rows of `matrix`, exactly.
 
     `allowed` is an optional boolean mask of rows that may be returned (the first stage
     skips the others, so a filter never starves the candidate pool). `sq8`, the 8-bit copy of
     `matrix`, makes it the first stage; without it faiss's float32 product is. With `threads`
     > 1 a large matrix's parts run on the shared search pool. Ties go to the lower position.
+    The float32 stage is numpy's product below NUMPY_MAX_ROWS rows, faiss's from there
+    (`first_stage` "numpy" or "faiss" forces one, for the bench).
     """
     if matrix.shape[0] == 0 or k <= 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
@@ -256,8 +281,10 @@ def dense_search(matrix: np.ndarray, query: np.ndarray, k: int, allowed: np.ndar
     parts = max(1, threads) * 2 if threads > 1 and n >= PARALLEL_MIN_ROWS else 1
     bounds = np.linspace(0, n, parts + 1).astype(np.int64).tolist()
 
+    block = _numpy_block if (first_stage or ("numpy" if n < NUMPY_MAX_ROWS else "faiss")) == "numpy" else _flat_block
+
     def flat_stage(want: int) -> list:
-        return _run(threads, [(_flat_block, matrix, query, a, b, want, allowed) for a, b in pairwise(bounds)])
+        return _run(threads, [(block, matrix, query, a, b, want, allowed) for a, b in pairwise(bounds)])
 
     def flat() -> tuple[np.ndarray, np.ndarray]:
         return _certified_top_k(matrix, query, k, allowed, n_allowed, flat_stage, FLOAT_EPS, threads)

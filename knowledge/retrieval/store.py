@@ -6,6 +6,8 @@
     <dir>/is_reference.npy       bool
     <dir>/bm25_vocab.json        term -> row of W
     <dir>/bm25_{data,indices,indptr}.npy   W as CSR (n_terms, n_chunks)
+    <dir>/bm25_{counts,lengths}.npy   the term count of each entry of W, each chunk's length
+                                 (what an incremental version merges, knowledge.retrieval.merge)
     <dir>/vectors.npy            float32 (n_chunks, dim), L2-normalised
     <dir>/sq8_{trained,codes,error}.npy   from dense.SQ8_MIN_ROWS chunks up: the 8-bit copy of
                                  the vectors (faiss quantiser, uint8 codes, per-dimension error)
@@ -96,6 +98,9 @@ def write_index(data: IndexData, target: Path) -> Path:
             "sent_vectors": np.asarray(data.sent_vectors, dtype=np.float32),
             "sent_offsets": np.asarray(data.sent_offsets, dtype=np.int64),
         }
+        if data.bm25.counts is not None and data.bm25.lengths is not None:
+            arrays["bm25_counts"] = np.asarray(data.bm25.counts, dtype=np.int32)
+            arrays["bm25_lengths"] = np.asarray(data.bm25.lengths, dtype=np.int64)
         if arrays["vectors"].ndim == 2 and len(arrays["vectors"]) >= SQ8_MIN_ROWS:
             arrays["sq8_trained"], arrays["sq8_codes"], arrays["sq8_error"] = encode_sq8(arrays["vectors"])
         for name, array in arrays.items():
@@ -136,7 +141,9 @@ def read_index(source: Path) -> IndexData:
         chunk_ids=np.asarray(arr("chunk_ids")),
         document_ids=np.asarray(arr("document_ids")),
         is_reference=np.asarray(arr("is_reference")),
-        bm25=BM25Index(vocab=vocab, weights=weights),
+        bm25=BM25Index(vocab=vocab, weights=weights,
+                       counts=arr("bm25_counts") if (source / "bm25_counts.npy").exists() else None,
+                       lengths=arr("bm25_lengths") if (source / "bm25_lengths.npy").exists() else None),
         vectors=arr("vectors"),
         sent_vectors=arr("sent_vectors"),
         sent_offsets=np.asarray(arr("sent_offsets")),

@@ -97,8 +97,9 @@ def test_charlie_gets_404_for_a_collection_he_is_not_in(charlie, collection):
 def test_the_owner_adds_changes_and_removes_members(api, collection, charlie):
     members = reverse("api:member_list", kwargs={"slug": collection.slug})
     added = api.post(members, {"username": "charlie", "role": "reviewer"})
-    assert added.status_code == 201
+    assert added.status_code == 202
     assert added.json() == {**added.json(), "username": "charlie", "role": "reviewer"}
+    assert Membership.objects.get(collection=collection, user=charlie).role == "reviewer"
     again = api.post(members, {"username": "charlie", "role": "editor"})
     assert again.status_code == 200
     detail = reverse("api:member_detail", kwargs={"slug": collection.slug, "username": "charlie"})
@@ -113,12 +114,16 @@ def test_the_owner_adds_changes_and_removes_members(api, collection, charlie):
     assert not Membership.objects.filter(collection=collection, user=charlie).exists()
 
 
-def test_it_reports_an_unknown_username_as_a_field_error(api, collection):
-    response = api.post(
-        reverse("api:member_list", kwargs={"slug": collection.slug}), {"username": "nobody", "role": "viewer"}
-    )
-    assert response.status_code == 400
-    assert "username" in response.json()["error"]["detail"]
+def test_adding_an_unknown_username_answers_as_adding_an_existing_one(api, collection, charlie):
+    # Issue 15: the answer must not tell which usernames exist.
+    members = reverse("api:member_list", kwargs={"slug": collection.slug})
+    unknown = api.post(members, {"username": "nobody", "role": "viewer"})
+    known = api.post(members, {"username": "charlie", "role": "viewer"})
+    assert unknown.status_code == known.status_code == 202
+    assert unknown.json() == {**known.json(), "username": "nobody",
+                              "detail": known.json()["detail"].replace("charlie", "nobody")}
+    assert "There is no user" not in unknown.content.decode()
+    assert Membership.objects.filter(collection=collection, user=charlie).exists()
 
 
 def test_it_refuses_to_demote_or_remove_the_last_owner(api, collection):

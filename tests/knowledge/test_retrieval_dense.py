@@ -95,10 +95,24 @@ def test_sq8_first_stage_with_rescoring_is_exact_on_scifact_sentences(scifact, k
     _assert_exact(matrix, queries, k, sq8=SQ8Blocks.build(matrix))
 
 
-def test_float32_first_stage_with_rescoring_is_exact(papers, scifact):
+@pytest.mark.parametrize("first_stage", ["numpy", "faiss"])
+def test_float32_first_stage_with_rescoring_is_exact(papers, scifact, first_stage):
     for matrix, queries in (papers, scifact):
-        _assert_exact(matrix, queries, 10)
-        _assert_exact(matrix, queries, 10, threads=2)
+        _assert_exact(matrix, queries, 10, first_stage=first_stage)
+        _assert_exact(matrix, queries, 10, threads=2, first_stage=first_stage)
+
+
+def test_the_float32_first_stage_is_numpy_below_numpy_max_rows_and_faiss_from_there(monkeypatch):
+    rng = np.random.default_rng(4)
+    used: list[str] = []
+    for name in ("_numpy_block", "_flat_block"):
+        block = getattr(dense, name)
+        monkeypatch.setattr(dense, name, lambda *args, block=block, name=name: used.append(name) or block(*args))
+    for rows in (dense.NUMPY_MAX_ROWS - 1, dense.NUMPY_MAX_ROWS):
+        used.clear()
+        matrix = l2_normalize(rng.standard_normal((rows, 16), dtype=np.float32))
+        dense_search(matrix, matrix[7], 10)
+        assert set(used) == {"_numpy_block" if rows < dense.NUMPY_MAX_ROWS else "_flat_block"}, rows
 
 
 def test_sq8_error_bound_covers_every_row(scifact):
@@ -119,13 +133,9 @@ def test_a_boundary_of_near_ties_widens_the_candidates_instead_of_guessing(monke
     matrix = l2_normalize(base + rng.standard_normal((4_000, 64), dtype=np.float32) * 1e-4)
     matrix[:3600] = l2_normalize(rng.standard_normal((3600, 64), dtype=np.float32))
     calls: list[int] = []
-    flat_block = dense._flat_block
-
-    def recording(*args):
-        calls.append(args[4])
-        return flat_block(*args)
-
-    monkeypatch.setattr(dense, "_flat_block", recording)
+    for name in ("_numpy_block", "_flat_block"):
+        block = getattr(dense, name)
+        monkeypatch.setattr(dense, name, lambda *args, block=block: calls.append(args[4]) or block(*args))
     positions, scores = dense_search(matrix, base, 5, sq8=SQ8Blocks.build(matrix))
     expected = _exact_all(matrix, base, 5, None)
     np.testing.assert_array_equal(positions, expected[0])
