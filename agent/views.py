@@ -219,11 +219,12 @@ HISTORY_FILTERS = [("", "All"), *OUTCOME_CHOICES, ("FAILED", "Failed")]
 def run_history(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = knowledge_selectors.collection_get(user=request.user, slug=slug)
     outcome = request.GET.get("outcome", "")
-    runs = selectors.run_list(user=request.user, collection=collection, outcome=outcome)[:200]
+    q = request.GET.get("q", "").strip()[:200]
+    runs = selectors.run_list(user=request.user, collection=collection, outcome=outcome, q=q)[:200]
     return render(
         request,
         "agent/history.html",
-        {"collection": collection, "runs": runs, "outcome": outcome, "filters": HISTORY_FILTERS},
+        {"collection": collection, "runs": runs, "outcome": outcome, "q": q, "filters": HISTORY_FILTERS},
     )
 
 

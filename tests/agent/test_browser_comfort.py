@@ -1,0 +1,133 @@
+"""Everyday comfort in real Chromium: dark mode, the folded steps of a done run, history search."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.agent.test_browser_ui import (  # noqa: F401
+    browser_type_launch_args,
+    console_errors,
+    log_in,
+    low_contrast,
+    screenshot,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+BODY_BACKGROUND_JS = "getComputedStyle(document.body).backgroundColor"
+
+
+def _answered_run(collection, alice, **overrides):
+    from agent.types import AuditStep, PlanStep, RetrieveStep, SourceBrief, Verdict
+    from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
+
+    document = make_document(collection=collection, title="Okapi at TREC-3", media_type="application/pdf")
+    chunk = make_chunk(document=document, section_title="2 The weighting function", page_start=4, page_end=4,
+                       text="BM25 saturates term frequency with the constant k1, set to 1.2 in the experiments.")
+    run = make_run(collection=collection, user=alice, question="How does BM25 treat repeated terms?",
+                   answer="BM25 saturates repeated terms through k1 [1].", latency_ms=850, **overrides)
+    query = "bm25 term frequency saturation"
+    make_step(run=run, step=PlanStep(question=run.question, sub_queries=[query]))
+    # Enough steps that, unfolded, they would push a phone's first screen full.
+    for attempt in range(4):
+        make_step(run=run, step=RetrieveStep(queries=[query, f"{query} {attempt}"], k=5,
+                                             per_query={query: [SourceBrief(chunk_id=chunk.pk)]}), attempt=attempt)
+        make_step(run=run, step=AuditStep(sources=[chunk.pk], can_retry=True, verdict=Verdict.SUFFICIENT),
+                  attempt=attempt)
+    make_citation(run=run, chunk=chunk, marker=1, quote="saturates term frequency with the constant k1")
+    return run
+
+
+def test_dark_mode_follows_the_system_and_keeps_every_text_readable(
+    page, live_server, collection, alice, password, console_errors  # noqa: F811
+):
+    from agent.types import Outcome
+    from tests.factories import make_run
+
+    run = _answered_run(collection, alice)
+    make_run(collection=collection, user=alice, question="What was the price of tea in 1850?",
+             outcome=Outcome.REFUSAL, answer="", missing_evidence="Nothing is about tea.")
+    log_in(page, live_server, alice, password)
+    page.goto(f"{live_server.url}/runs/{run.pk}/")
+    light = page.evaluate(BODY_BACKGROUND_JS)
+
+    page.emulate_media(color_scheme="dark")
+    assert page.evaluate(BODY_BACKGROUND_JS) != light
+    # The page really is dark: its background is darker than its text.
+    assert page.evaluate("""() => {
+      const lum = (s) => s.match(/\\d+/g).slice(0, 3).map(Number).reduce((a, b) => a + b);
+      return lum(getComputedStyle(document.body).backgroundColor) < lum(getComputedStyle(document.body).color);
+    }""")
+    assert low_contrast(page) == []
+    page.locator(".answer-text button.cite").click()
+    page.locator("#citation-panel mark").wait_for()
+    assert low_contrast(page) == []
+    screenshot(page, "dark-mode-run-page")
+    page.locator("details.stages-card > summary").click()
+    assert low_contrast(page) == []
+
+    for path in (f"/collections/{collection.slug}/", f"/collections/{collection.slug}/questions/",
+                 f"/collections/{collection.slug}/questions/?outcome=REFUSAL", "/collections/",
+                 "/ask/", "/settings/tokens/"):
+        page.goto(f"{live_server.url}{path}")
+        assert low_contrast(page) == [], path
+    page.fill("#id_token_name", "notebook")
+    page.get_by_role("button", name="Create token").click()
+    page.locator("#id_new_token").wait_for()
+    assert low_contrast(page) == []
+    page.context.clear_cookies()
+    page.goto(f"{live_server.url}/accounts/login/")
+    assert low_contrast(page) == []
+    assert console_errors == []
+
+
+def test_a_done_runs_answer_shows_on_the_first_screen_of_a_phone_with_the_steps_folded(
+    page, live_server, collection, alice, password, console_errors  # noqa: F811
+):
+    from agent.models import Run
+    from agent.types import Outcome
+
+    run = _answered_run(collection, alice)
+    page.set_viewport_size({"width": 360, "height": 740})
+    log_in(page, live_server, alice, password)
+    page.goto(f"{live_server.url}/runs/{run.pk}/")
+    steps = page.locator("details.stages-card")
+    assert steps.evaluate("d => d.open") is False
+    answer = page.locator(".answer-text")
+    assert answer.bounding_box()["y"] + answer.bounding_box()["height"] <= 740
+    assert page.locator("[data-stage=audit]").first.is_hidden()
+    page.locator("details.stages-card > summary").click()
+    assert page.locator("[data-stage=audit]").first.is_visible()
+
+    # A run that is still going shows its steps, and folds them when it is done.
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING, outcome="")
+    page.goto(f"{live_server.url}/runs/{run.pk}/")
+    assert steps.evaluate("d => d.open") is True
+    run.refresh_from_db()
+    run.status, run.outcome = Run.Status.DONE, Outcome.ANSWER
+    run.save()
+    page.locator("#run[data-final='1']").wait_for()
+    page.wait_for_function("() => !document.querySelector('details.stages-card').open")
+    assert answer.is_visible()
+    assert console_errors == []
+
+
+def test_the_history_search_finds_my_questions_by_their_words(
+    page, live_server, collection, alice, bob, password, console_errors  # noqa: F811
+):
+    from tests.factories import make_run
+
+    make_run(collection=collection, user=alice, question="How does BM25 saturate term frequency?")
+    make_run(collection=collection, user=alice, question="Which encoder does DPR use?")
+    make_run(collection=collection, user=bob, question="Bob asks about BM25 too?")
+    log_in(page, live_server, alice, password)
+    page.goto(f"{live_server.url}/collections/{collection.slug}/questions/")
+    rows = page.locator("table.history tbody tr")
+    assert rows.count() == 2
+    page.get_by_role("searchbox", name="Search my questions").fill("bm25")
+    page.get_by_role("button", name="Search").click()
+    page.wait_for_url("**/questions/?q=bm25")
+    assert rows.count() == 1 and "saturate term frequency" in rows.first.inner_text()
+    assert page.get_by_role("searchbox", name="Search my questions").input_value() == "bm25"
+    screenshot(page, "history-search")
+    assert console_errors == []
