@@ -66,6 +66,12 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
         # Only teams the owner is in: listing every team would reveal them all.
         "teams": Team.objects.filter(memberships__user=request.user).order_by("name"),
     }
+    if role == Role.OWNER:
+        from django.utils import timezone
+
+        from knowledge.invitations import invitation_list
+
+        context["invitations"], context["now"] = invitation_list(collection=collection), timezone.now()
     return render(request, "knowledge/collection_detail.html", context)
 
 

@@ -39,11 +39,15 @@ def _answered_run(collection, alice, **overrides):
 
 
 def test_dark_mode_follows_the_system_and_keeps_every_text_readable(
-    page, live_server, collection, alice, password, console_errors  # noqa: F811
+    page, live_server, collection, alice, password, console_errors, settings  # noqa: F811
 ):
     from agent.types import Outcome
+    from knowledge.invitations import invitation_create
     from tests.factories import make_run
 
+    settings.OPEN_SIGNUP = True
+    _, invitation_token = invitation_create(collection=collection, inviter=alice, email="dana@example.org",
+                                            role="editor")
     run = _answered_run(collection, alice)
     make_run(collection=collection, user=alice, question="What was the price of tea in 1850?",
              outcome=Outcome.REFUSAL, answer="", missing_evidence="Nothing is about tea.")
@@ -75,10 +79,17 @@ def test_dark_mode_follows_the_system_and_keeps_every_text_readable(
     page.get_by_role("button", name="Create token").click()
     page.locator("#id_new_token").wait_for()
     assert low_contrast(page) == []
-    page.context.clear_cookies()
-    page.goto(f"{live_server.url}/accounts/login/")
-    assert low_contrast(page) == []
     assert console_errors == []
+    page.context.clear_cookies()
+    for path in ("/accounts/login/", "/accounts/signup/", "/invitations/x/", f"/invitations/{invitation_token}/"):
+        page.goto(f"{live_server.url}{path}")
+        assert low_contrast(page) == [], path
+    page.fill("#id_username", "dana")
+    page.get_by_role("button", name="Create my account and join").click()
+    page.locator("#err_password2").wait_for()
+    assert low_contrast(page) == []
+    # Only the two answers meant to fail: the unknown link (404) and the incomplete form (400).
+    assert [e.split("status of ")[-1] for e in console_errors] == ["404 (Not Found)", "400 (Bad Request)"]
 
 
 def test_a_done_runs_answer_shows_on_the_first_screen_of_a_phone_with_the_steps_folded(
