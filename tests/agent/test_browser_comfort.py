@@ -81,15 +81,18 @@ def test_dark_mode_follows_the_system_and_keeps_every_text_readable(
     assert low_contrast(page) == []
     assert console_errors == []
     page.context.clear_cookies()
-    for path in ("/accounts/login/", "/accounts/signup/", "/invitations/x/", f"/invitations/{invitation_token}/"):
-        page.goto(f"{live_server.url}{path}")
-        assert low_contrast(page) == [], path
+    # The joining pages are new: checked in both schemes.
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for path in ("/accounts/login/", "/accounts/signup/", "/invitations/x/", f"/invitations/{invitation_token}/"):
+            page.goto(f"{live_server.url}{path}")
+            assert low_contrast(page) == [], (scheme, path)
     page.fill("#id_username", "dana")
     page.get_by_role("button", name="Create my account and join").click()
     page.locator("#err_password2").wait_for()
     assert low_contrast(page) == []
-    # Only the two answers meant to fail: the unknown link (404) and the incomplete form (400).
-    assert [e.split("status of ")[-1] for e in console_errors] == ["404 (Not Found)", "400 (Bad Request)"]
+    # Only the answers meant to fail: the unknown link (404, once per scheme) and the incomplete form (400).
+    assert [e.split("status of ")[-1] for e in console_errors] == ["404 (Not Found)"] * 2 + ["400 (Bad Request)"]
 
 
 def test_a_done_runs_answer_shows_on_the_first_screen_of_a_phone_with_the_steps_folded(
