@@ -1,4 +1,4 @@
-"""Everyday comfort in real Chromium: dark mode, the folded steps of a done run, history search."""
+"""Everyday comfort and joining in real Chromium: dark mode, folded steps, history search, invitations."""
 
 from __future__ import annotations
 
@@ -144,4 +144,40 @@ def test_the_history_search_finds_my_questions_by_their_words(
     assert rows.count() == 1 and "saturate term frequency" in rows.first.inner_text()
     assert page.get_by_role("searchbox", name="Search my questions").input_value() == "bm25"
     screenshot(page, "history-search")
+    assert console_errors == []
+
+
+def test_an_owner_invites_by_email_and_the_invited_person_joins_through_the_link(
+    page, browser, live_server, collection, alice, password, console_errors  # noqa: F811
+):
+    import re
+
+    from django.core import mail
+
+    log_in(page, live_server, alice, password)
+    page.goto(f"{live_server.url}/collections/{collection.slug}/")
+    page.fill("#id_invite_email", "dana@example.org")
+    page.select_option("#id_invite_role", "editor")
+    page.get_by_role("button", name="Send invitation").click()
+    page.get_by_text("Invitation sent to dana@example.org as editor.").wait_for()
+    assert "pending until" in page.locator("table.invitations").inner_text()
+    link = re.search(r"http://\S+/invitations/\S+/", mail.outbox[-1].body).group(0)
+
+    # The invited person, in a browser of their own.
+    context = browser.new_context()
+    invited = context.new_page()
+    invited.goto(link)
+    assert "Join " + collection.name in invited.locator("h1").inner_text()
+    invited.fill("#id_username", "dana")
+    invited.fill("#id_password1", "a-long-unusual-passphrase-42")
+    invited.fill("#id_password2", "a-long-unusual-passphrase-42")
+    screenshot(invited, "invitation-accept")
+    invited.get_by_role("button", name="Create my account and join").click()
+    invited.wait_for_url(f"{live_server.url}/collections/{collection.slug}/")
+    assert "dana" in invited.locator(".who").inner_text()
+    invited.goto(link)
+    assert "already been used" in invited.locator("[role=alert]").inner_text()
+    context.close()
+    page.reload()
+    assert "joined as dana" in page.locator("table.invitations").inner_text()
     assert console_errors == []
