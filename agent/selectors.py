@@ -10,14 +10,18 @@ from agent.types import Outcome
 from knowledge.models import Collection
 from knowledge.selectors import AnyUser, collection_list, collection_role
 
+# A history search is a handful of words; more would only add LIKE clauses to the query.
+HISTORY_SEARCH_MAX_WORDS = 8
+
 
 def run_list(
-    *, user: AnyUser, collection: Collection, outcome: str = "", mine: bool = True
+    *, user: AnyUser, collection: Collection, outcome: str = "", mine: bool = True, q: str = ""
 ) -> QuerySet[Run]:
     """The runs of a collection the user can see; by default only the user's own questions.
 
     `outcome` filters by agent.types.Outcome; the pseudo outcome "FAILED" selects failed runs
-    (they have no outcome), so a user can find the questions that need a retry.
+    (they have no outcome), so a user can find the questions that need a retry. `q` keeps the
+    questions that contain every one of its words (case-insensitive), in any order.
     """
     if collection_role(user=user, collection=collection) is None:
         return Run.objects.none()
@@ -28,6 +32,8 @@ def run_list(
         runs = runs.filter(status=Run.Status.FAILED)
     elif outcome in {o.value for o in Outcome}:
         runs = runs.filter(outcome=outcome)
+    for word in q.split()[:HISTORY_SEARCH_MAX_WORDS]:
+        runs = runs.filter(question__icontains=word)
     return runs.order_by("-created_at")
 
 

@@ -342,7 +342,8 @@ HISTORY_FILTERS = [("", "All"), *OUTCOME_CHOICES, ("FAILED", "Failed")]
 def run_history(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = knowledge_selectors.collection_get(user=request.user, slug=slug)
     outcome = request.GET.get("outcome", "")
-    runs = selectors.run_list(user=request.user, collection=collection, outcome=outcome)
+    q = request.GET.get("q", "").strip()[:200]
+    runs = selectors.run_list(user=request.user, collection=collection, outcome=outcome, q=q)
     # Reviewers look for the answers that rest on the web (where web search exists).
     web = request.GET.get("web", "") if settings.WEB_SEARCH_PROVIDER else ""
     if web in ("1", "0"):
@@ -352,7 +353,7 @@ def run_history(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "agent/history.html",
-        {"collection": collection, "runs": runs[:200], "outcome": outcome, "filters": HISTORY_FILTERS,
+        {"collection": collection, "runs": runs[:200], "outcome": outcome, "q": q, "filters": HISTORY_FILTERS,
          "threads": threads, "web_search": bool(settings.WEB_SEARCH_PROVIDER), "web": web},
     )
 

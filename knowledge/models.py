@@ -269,3 +269,32 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}...)"
+
+
+class Invitation(models.Model):
+    """An owner's invitation, sent by e-mail, to join a collection with a role.
+
+    The link carries a signed random secret; only the secret's sha256 is stored, so the
+    database never holds a usable link. `used_at` makes it single use (claimed by a
+    conditional UPDATE in knowledge.invitations.invitation_accept).
+    """
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.VIEWER)
+    token_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.email} as {self.role} of collection {self.collection_id}"

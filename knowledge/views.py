@@ -69,6 +69,12 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
         # The owner's web search switch exists only where a provider is configured.
         "web_search": bool(settings.WEB_SEARCH_PROVIDER),
     }
+    if role == Role.OWNER:
+        from django.utils import timezone
+
+        from knowledge.invitations import invitation_list
+
+        context["invitations"], context["now"] = invitation_list(collection=collection), timezone.now()
     return render(request, "knowledge/collection_detail.html", context)
 
 

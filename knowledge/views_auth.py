@@ -16,6 +16,10 @@ from knowledge.lockout import LOCKED_ATTRIBUTE
 
 
 class ThrottledLoginView(auth_views.LoginView):
+    def get_context_data(self, **kwargs):  # type: ignore[no-untyped-def]
+        # The page links to the sign-up form only when open sign-up is on (PORTAL_OPEN_SIGNUP).
+        return {**super().get_context_data(**kwargs), "open_signup": settings.OPEN_SIGNUP}
+
     def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
         if not getattr(self.request, LOCKED_ATTRIBUTE, False):
             return super().form_invalid(form)

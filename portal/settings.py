@@ -438,6 +438,27 @@ LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("PORTAL_LOGIN_MAX_FAILURES_PER_ADDRESS"
 LOGIN_LOCKOUT_SECONDS = env_int("PORTAL_LOGIN_LOCKOUT_SECONDS", 900, minimum=1)
 # Every login form (ours, the admin's) reaches the lock-out through authenticate().
 AUTHENTICATION_BACKENDS = ["knowledge.lockout.LockoutModelBackend"]
+# Joining (knowledge.invitations): an owner's invitation link is valid this long and once;
+# open sign-up (anyone may create an account, with no collection) is off unless switched on.
+# Each client address may post the sign-up and invitation forms SIGNUP_MAX_PER_ADDRESS times
+# per LOGIN_LOCKOUT_SECONDS, like the login lock-out.
+INVITATION_MAX_AGE_SECONDS = env_int("PORTAL_INVITATION_MAX_AGE_SECONDS", 7 * 24 * 3600, minimum=60)
+OPEN_SIGNUP = env_bool("PORTAL_OPEN_SIGNUP", False)
+SIGNUP_MAX_PER_ADDRESS = env_int("PORTAL_SIGNUP_MAX_PER_ADDRESS", 20, minimum=1)
+# E-mail (invitations): printed to the console unless an SMTP host is configured.
+EMAIL_HOST = env_str("PORTAL_EMAIL_HOST", "")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("PORTAL_EMAIL_PORT", 587, minimum=1)
+EMAIL_HOST_USER = env_str("PORTAL_EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_secret("PORTAL_EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("PORTAL_EMAIL_USE_TLS", True)
+EMAIL_USE_SSL = env_bool("PORTAL_EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_int("PORTAL_EMAIL_TIMEOUT_SECONDS", 10, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("PORTAL_EMAIL_FROM", "Grounded <grounded@localhost>")
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("PORTAL_EMAIL_USE_TLS and PORTAL_EMAIL_USE_SSL exclude each other: set one to 0.")
 # Reverse proxies (addresses or networks) whose X-Forwarded-For is believed; see
 # knowledge.ratelimit.client_address. Empty: the TCP peer is the client.
 TRUSTED_PROXIES = env_list("PORTAL_TRUSTED_PROXIES", [])

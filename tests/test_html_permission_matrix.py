@@ -56,6 +56,9 @@ TABLE: list[Row] = [
     Row("knowledge:member_remove", "post", needs("owner", 302), lambda w: {**slug(w), "user_id": w.users["viewer"].pk}),
     Row("knowledge:team_access_set", "post", needs("owner", 302), slug),
     Row("knowledge:team_access_remove", "post", needs("owner", 302), lambda w: {**slug(w), "team_slug": "ir-group"}),
+    Row("knowledge:invitation_new", "post", needs("owner", 302), slug,
+        lambda w: {"email": "dave@example.org", "role": "viewer"}),
+    Row("knowledge:invitation_cancel", "post", needs("owner", 302), lambda w: {**slug(w), "pk": w.invitation.pk}),
     Row("knowledge:collection_search", "get", needs("viewer", 200), slug, lambda w: {"q": "BM25"}),
     Row("knowledge:document_upload", "post", needs("editor", 302), slug,
         lambda w: {"files": SimpleUploadedFile("notes.md", b"# Notes\n\nRank fusion.\n", "text/markdown")}),
@@ -111,7 +114,10 @@ TABLE: list[Row] = [
 
 # Pages outside the collection model: reachable by anyone (login) or by any signed-in user.
 # The OpenAPI schema and Swagger UI are public on purpose (docs/api.md): they hold no data.
-NOT_IN_TABLE = {"login", "logout", "password_change", "password_change_done", "api-schema", "api-docs"}
+# The invitation link and open sign-up are for people without an account: their rules (bad,
+# expired, used links; sign-up off by default; throttling) are in tests/knowledge/test_invitations.py.
+NOT_IN_TABLE = {"login", "logout", "password_change", "password_change_done", "api-schema", "api-docs",
+                "knowledge:invitation_accept", "knowledge:signup"}
 
 
 @pytest.fixture
@@ -141,6 +147,11 @@ def world(api_world: ApiWorld, alice, monkeypatch) -> ApiWorld:
     )
     object.__setattr__(api_world, "failed_run", failed_run)
     object.__setattr__(api_world, "token", api_token_create(user=alice, name="ci")[0])
+    from knowledge.invitations import invitation_create
+
+    invitation, _ = invitation_create(collection=api_world.collection, inviter=alice, email="erin@example.org",
+                                      role="viewer")
+    object.__setattr__(api_world, "invitation", invitation)
     return api_world
 
 

@@ -69,7 +69,9 @@ def test_html_pages_answer_an_out_of_range_id_with_404(api_world, client, number
         f"/runs/{number}/citations/1/",
     ):
         assert client.get(path).status_code == 404, path
-    for path in (f"/documents/{number}/delete/", f"/documents/{number}/retry/", f"/settings/tokens/{number}/revoke/"):
+    slug = api_world.collection.slug
+    for path in (f"/documents/{number}/delete/", f"/documents/{number}/retry/", f"/settings/tokens/{number}/revoke/",
+                 f"/collections/{slug}/invitations/{number}/revoke/"):
         assert client.post(path).status_code == 404, path
 
 

@@ -14,7 +14,17 @@
   var POLL_MS = 1000;
   var POLL_MAX_MS = 5000;
 
+  // The steps fold once the run is done, unless the reader opened or closed them meanwhile.
+  function foldSteps(root) {
+    root.querySelectorAll("details[data-fold-when-final]").forEach(function (details) {
+      if (!details.hasAttribute("data-toggled")) { details.open = false; }
+    });
+  }
+
   function pollRun(root) {
+    root.querySelectorAll("details[data-fold-when-final] > summary").forEach(function (summary) {
+      summary.addEventListener("click", function () { summary.parentElement.setAttribute("data-toggled", "1"); });
+    });
     var url = root.getAttribute("data-status-url");
     var cursor = root.getAttribute("data-cursor") || "";
     var delay = POLL_MS;
@@ -40,6 +50,7 @@
         apply(data);
         if (data.final) {
           root.setAttribute("data-final", "1");
+          foldSteps(root);
           return;
         }
         // Poll quickly while things happen, back off while the worker is quiet.

@@ -225,7 +225,8 @@ def test_it_answers_with_citations_and_refuses_out_of_scope_end_to_end(
     page.locator("#ask textarea[name=question]").fill("What does Doc2query predict for each document?")
     page.locator("#ask button[type=submit]").click()
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
-    page.locator("[data-stage=retrieve]").first.wait_for(timeout=120_000)
+    # Attached, not visible: the steps fold once the run is done, which may be before this line.
+    page.locator("[data-stage=retrieve]").first.wait_for(state="attached", timeout=120_000)
     page.locator("#run[data-final='1']").wait_for(timeout=180_000)
     stages = page.locator("[data-stage]").evaluate_all("els => els.map(e => e.dataset.stage)")
     assert stages[:2] == ["plan", "retrieve"] and "generate" in stages, stages

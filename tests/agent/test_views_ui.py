@@ -219,6 +219,38 @@ def test_history_lists_my_questions_filtered_by_outcome(client, collection, alic
     assert "Alice failed?" in failed and "Alice refused?" not in failed
 
 
+def test_history_search_keeps_my_questions_with_every_word_and_the_outcome_filter(
+    client, collection, alice, bob, charlie, password
+):
+    make_run(collection=collection, user=alice, question="How does BM25 saturate term frequency?")
+    make_run(collection=collection, user=alice, question="Which encoder does DPR use?")
+    make_run(collection=collection, user=alice, question="Is bm25 better than TF-IDF?", outcome=Outcome.REFUSAL)
+    make_run(collection=collection, user=bob, question="Bob asks about BM25 too?")
+    url = reverse("agent:run_history", args=[collection.slug])
+    _login(client, alice, password)
+    body = client.get(url, {"q": "bm25"}).content.decode()
+    assert "saturate term frequency" in body and "better than TF-IDF" in body
+    assert "DPR" not in body and "Bob asks" not in body
+    assert 'name="q" value="bm25"' in body and "?outcome=REFUSAL&amp;q=bm25" in body
+    both = client.get(url, {"q": "frequency  BM25"}).content.decode()
+    assert "saturate term frequency" in both and "better than TF-IDF" not in both
+    refused = client.get(url, {"q": "bm25", "outcome": "REFUSAL"}).content.decode()
+    assert "better than TF-IDF" in refused and "saturate term frequency" not in refused
+    assert "No questions match" in client.get(url, {"q": "tea"}).content.decode()
+    _login(client, charlie, password)
+    assert client.get(url, {"q": "bm25"}).status_code == 404
+
+
+def test_the_steps_fold_once_the_run_is_done(client, collection, alice, password):
+    done = make_run(collection=collection, user=alice, answer="Done.")
+    running = make_run(collection=collection, user=alice, status=Run.Status.RUNNING, outcome="", answer="")
+    _login(client, alice, password)
+    folded = client.get(reverse("agent:run_detail", args=[done.pk])).content.decode()
+    assert "<details class=\"card stages-card\" data-fold-when-final>" in folded
+    live = client.get(reverse("agent:run_detail", args=[running.pk])).content.decode()
+    assert "<details class=\"card stages-card\" data-fold-when-final open>" in live
+
+
 def test_the_global_ask_page_offers_only_my_collections(client, collection, charlie, password):
     from knowledge import services
 

@@ -92,3 +92,15 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_mail_goes_to_the_console_unless_an_smtp_host_is_set():
+    show = "from django.conf import settings as s; print(s.EMAIL_BACKEND, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_USE_TLS)"
+    console = _manage("shell", "-c", show, PORTAL_DEBUG="1")
+    # The last line: `shell` may first say how many objects it imported.
+    assert console.stdout.splitlines()[-1].split()[0] == "django.core.mail.backends.console.EmailBackend"
+    smtp = _manage("shell", "-c", show, PORTAL_DEBUG="1", PORTAL_EMAIL_HOST="smtp.example.org", PORTAL_EMAIL_PORT="465",
+                   PORTAL_EMAIL_USE_TLS="0", PORTAL_EMAIL_USE_SSL="1")
+    assert smtp.stdout.splitlines()[-1].split() == ["django.core.mail.backends.smtp.EmailBackend", "smtp.example.org", "465", "False"]
+    both = _manage("check", PORTAL_DEBUG="1", PORTAL_EMAIL_USE_SSL="1")
+    assert both.returncode != 0 and "exclude each other" in both.stderr
