@@ -38,6 +38,19 @@ _ALTERNATIVE = [
                 re.IGNORECASE), "", "b"),
 ]
 _NUMBER_TOKEN = re.compile(r"^\d+(?:[.,]\d+)*%?$")
+# Counts are often spelled out ("two experts", "top-two"): read them as digits so "four of
+# eight experts" meets "8 experts ... routes each token to two of them". "one" is left out:
+# it is a pronoun as often as a count ("the one that", "one of").
+_SPELLED = {w: str(i) for i, w in enumerate(
+    ["zero", "_", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]) if w != "_"}
+_SPELLED.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000"})
+_SPELLED_RE = re.compile(r"\b(" + "|".join(_SPELLED) + r")\b", re.IGNORECASE)
+
+
+def spell_digits(text: str) -> str:
+    """The text with spelled-out counts written as digits ("two experts" -> "2 experts")."""
+    return _SPELLED_RE.sub(lambda m: _SPELLED[m.group(1).lower()], text)
 
 
 def _content(text: str) -> list[str]:
@@ -134,7 +147,9 @@ def _number_neighbours(text: str) -> dict[str, set[str]]:
 
 def number_substitution(claim: str, sentence: str) -> bool:
     """The claim gives a number the sentence lacks, and the sentence puts another number
-    next to the same word ("8 heads" against "16 heads"; "28.4 BLEU" against "41.0 BLEU")."""
+    next to the same word ("8 heads" against "16 heads"; "28.4 BLEU" against "41.0 BLEU";
+    "four experts" against "two experts")."""
+    claim, sentence = spell_digits(claim), spell_digits(sentence)
     claim_nums = _number_neighbours(claim)
     if not claim_nums:
         return False

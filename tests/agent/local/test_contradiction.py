@@ -30,6 +30,10 @@ from agent.local.contradiction import alternatives, contradiction_cue, negated_s
         # Another number next to the same word.
         ("The index holds 12 shards", "The index holds 16 shards on each node.", "number"),
         ("The index holds 12 shards", "The index holds 12 shards on each node.", ""),
+        # Spelled-out counts are numbers too.
+        ("Each query is sent to four of the eight shards", "Each query is sent to two of the eight shards.",
+         "number"),
+        ("Each query is sent to two shards", "Each query is sent to 2 shards.", ""),
         # A different number for a different thing is no clash.
         ("The index holds 12 shards", "Queries take 40 milliseconds on average.", ""),
         # Opposites of direction.
