@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from agent.local.text import content_terms
+from agent.local.text import anchor_terms, content_terms
 from agent.types import Complexity, Plan
 
 _WH = r"(?:what|how|which|who|whom|when|where|why|did|does|do|is|are|was|were|can|could|has|have)"
@@ -76,13 +76,20 @@ _GENERIC = frozenset(content_terms(
     "detail details thing things stuff idea ideas point points contribution contributions anything everything "
     "interesting important discuss say says said mention mentioned talk document documents article articles "
     "section part here there about now else also well good bad new novel gist takeaway takeaways please "
-    "describe description show list give happen happened going know mean meant these those one ones"
+    "describe description show list give happen happened going know mean meant these those one ones "
+    "compare comparison contrast difference differences differ similarity similarities common collection corpus"
 ))
 _WHOLE_DOCUMENT = re.compile(
-    r"\b(?:summari[sz]e|summary of|sum up|overview of|tl;?dr|give me the gist|gist of|"
-    r"compare (?:the|these|those|all|both)?\s*(?:two\s+|three\s+)?(?:papers|documents|articles))\b"
-    r"|\bwhat (?:is|are) (?:the paper|the papers|this paper|these papers) about\b",
+    r"\b(?:summari[sz]e|summary of|sum up|overview of|tl;?dr|give me the gist|gist of|literature review|"
+    r"(?:compare|contrast) (?:the|these|those|all|both)?\s*(?:two\s+|three\s+)?(?:papers|documents|articles))\b"
+    r"|\bwhat (?:is|are) (?:the |this |these )?(?:[\w\-]+ ){0,3}(?:papers?|articles?|documents?) about\b",
     re.IGNORECASE)
+# "Compare the Lumen paper with the Quill paper", "What do these papers have in common?": a
+# comparison of whole papers, when nothing narrower than the papers is named.
+_WHOLE_COMPARISON = re.compile(
+    r"\b(?:compare|comparison|contrast|differences?|similarities|in common|differ)\b", re.IGNORECASE)
+_DOCUMENT_NOUN = re.compile(r"\b(?:papers?|articles?|documents?|studies|collection|works)\b", re.IGNORECASE)
+
 
 
 def _clean(text: str) -> str:
@@ -190,9 +197,16 @@ def _main_presupposition(q: str) -> str:
 def clarification(question: str) -> str:
     """ "vague", "whole_document" or "" (see the module docstring)."""
     terms = [t for t in content_terms(question) if t not in _GENERIC]
+    names = set(anchor_terms(question))
+    summary = bool(_WHOLE_DOCUMENT.search(question))
+    whole = summary or bool(_WHOLE_COMPARISON.search(question))
     if not terms:
-        return "vague"
-    if _WHOLE_DOCUMENT.search(question) and len(terms) <= 6:
+        # "Summarise the findings of all papers" names no paper but asks for a whole-paper task.
+        return "whole_document" if whole and _DOCUMENT_NOUN.search(question) else "vague"
+    if summary and len(terms) <= 6:
+        return "whole_document"
+    # A comparison where only the papers' names are specific has nothing narrower to compare.
+    if whole and _DOCUMENT_NOUN.search(question) and not [t for t in terms if t not in names]:
         return "whole_document"
     return ""
 

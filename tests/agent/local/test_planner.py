@@ -48,13 +48,16 @@ def test_a_question_with_nothing_specific_asks_for_clarification(question):
 
 
 @pytest.mark.parametrize("question", ["Summarize the Lumen paper.", "Give me an overview of Quill.",
-                                      "Compare the two papers on receipts."])
+                                      "Compare the two papers on receipts.", "Compare the Lumen paper with the Quill paper.",
+                                      "What do these papers have in common?", "What is the Harrow paper about?",
+                                      "Summarise the findings of all the papers."])
 def test_a_whole_document_request_is_flagged(question):
     assert clarification(question) == "whole_document"
 
 
 @pytest.mark.parametrize("question", ["What are the results of Lumen on receipts?", "How does Quill tokenize?",
-                                      "What does Harrow measure?"])
+                                      "What does Harrow measure?", "How do the two papers differ in the optimizer they use?",
+                                      "How does Lumen compare with Quill on faded receipts?"])
 def test_a_specific_question_is_not_sent_back(question):
     assert clarification(question) == ""
 
