@@ -263,6 +263,7 @@ class LocalAuditor:
         anchors = [a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)]
         best = None
         confirmed = False
+        best_confirming = 0.0
         terms = content_terms(premise)
         for sc in score_sentences(premise, pvec, [c.quote for c in cands], sent_vecs, w_coverage=p.w_coverage):
             cand = cands[sc.index]
@@ -280,6 +281,11 @@ class LocalAuditor:
                     best = (relevance, source, cand.quote, cue)
             elif not cue and sc.support >= p.premise_support_min:
                 confirmed = True
+                best_confirming = max(best_confirming, relevance)
+        # A premise that one passage asserts at least as closely as another denies it is
+        # disputed, not false: the fact's own audit reports the disagreement.
+        if best is not None and best_confirming >= best[0]:
+            best = None
         if best is None:
             return PremiseCheck(premise=premise, confirmed=confirmed,
                                 reason="" if confirmed else "no retrieved sentence asserts it")

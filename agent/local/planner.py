@@ -77,8 +77,9 @@ _GENERIC = frozenset(content_terms(
     "interesting important discuss say says said mention mentioned talk document documents article articles "
     "section part here there about now else also well good bad new novel gist takeaway takeaways please "
     "describe description show list give happen happened going know mean meant these those one ones "
-    "compare comparison contrast difference differences differ similarity similarities common collection corpus"
+    "compare comparison contrast difference differences differ similarity similarities common"
 ))
+_COLLECTION = frozenset(content_terms("collection corpus"))
 _WHOLE_DOCUMENT = re.compile(
     r"\b(?:summari[sz]e|summary of|sum up|overview of|tl;?dr|give me the gist|gist of|literature review|"
     r"(?:compare|contrast) (?:the|these|those|all|both)?\s*(?:two\s+|three\s+)?(?:papers|documents|articles))\b"
@@ -206,7 +207,7 @@ def clarification(question: str) -> str:
     if summary and len(terms) <= 6:
         return "whole_document"
     # A comparison where only the papers' names are specific has nothing narrower to compare.
-    if whole and _DOCUMENT_NOUN.search(question) and not [t for t in terms if t not in names]:
+    if whole and _DOCUMENT_NOUN.search(question) and not [t for t in terms if t not in names and t not in _COLLECTION]:
         return "whole_document"
     return ""
 
