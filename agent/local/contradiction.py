@@ -44,7 +44,8 @@ _NUMBER_TOKEN = re.compile(r"^\d+(?:[.,]\d+)*%?$")
 _SPELLED = {w: str(i) for i, w in enumerate(
     ["zero", "_", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
      "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]) if w != "_"}
-_SPELLED.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000"})
+# Not "hundred" or "thousand": they are scale words ("several hundred hours"), not counts.
+_SPELLED.update({"thirty": "30", "forty": "40", "fifty": "50"})
 _SPELLED_RE = re.compile(r"\b(" + "|".join(_SPELLED) + r")\b", re.IGNORECASE)
 
 
