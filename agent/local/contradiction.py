@@ -99,13 +99,20 @@ def _head(phrase: str, *, last: bool) -> set[str]:
 
 def alternatives(text: str) -> list[tuple[set[str], set[str]]]:
     """(chosen, rejected) term sets the text states ("A instead of B" -> ({A}, {B}))."""
+    return [(a, b) for a, b, _ in _alternatives(text)]
+
+
+def _alternatives(text: str) -> list[tuple[set[str], set[str], str]]:
+    """alternatives(), each with the first content word of what is set aside: the thing
+    rejected ("instead of greedy decoding" -> "greedi"), or a predicate ("not required for
+    X but ...", "does not block X but ...") that rejects no thing of its own."""
     out = []
     for pattern, chosen, rejected in _ALTERNATIVE:
         for m in pattern.finditer(text):
             a = _head(m.group(chosen), last=True) if chosen else set()
-            b = _head(m.group(rejected), last=False)
-            if b:
-                out.append((a, b))
+            terms = _content(m.group(rejected))
+            if terms:
+                out.append((a, set(terms[:3]), terms[0]))
     return out
 
 
@@ -204,8 +211,10 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     for chosen, rejected in alternatives(claim):
         asserted -= rejected
     # The more specific cue first: "not by A but by B" is an alternative, not just a negation.
-    for chosen, rejected in alternatives(sentence):
-        if rejected & asserted and not (chosen & asserted):
+    for chosen, rejected, lead in _alternatives(sentence):
+        # What is set aside must be the claim's own term, not a predicate that merely
+        # shares a word with it ("TNF is not required for granuloma formation, but ...").
+        if lead in asserted and not (chosen & asserted):
             return "alternative"
     sent_negated = negated_stems(sentence)
     # The sentence negates something the claim asserts, and the claim negates nothing there.

@@ -25,6 +25,11 @@ from agent.local.contradiction import alternatives, contradiction_cue, negated_s
          "Ranking is done not by the language model, but by a separate lexical scorer.", "alternative"),
         ("Brightwell relies on recurrence to encode pages",
          "Brightwell encodes pages by dispensing with recurrence entirely.", "alternative"),
+        ("Lumen blocks spam senders", "Lumen does not block spam senders outright but instead files their mail.",
+         "alternative"),
+        # "not required for X, but ...": a predicate is set aside, not the claim's term.
+        ("Quill forms clusters in the absence of labels",
+         "Labels are not required for cluster formation, but they sharpen the boundaries.", ""),
         # The claim's own "A instead of B" asserts A: a sentence that also prefers A agrees.
         ("The team used SGD instead of Adagrad", "The team trained every model with SGD.", ""),
         # Another number next to the same word.
