@@ -265,6 +265,11 @@ class LocalAuditor:
         confirmed = False
         best_confirming = 0.0
         terms = content_terms(premise)
+        df: dict[str, int] = defaultdict(int)
+        for cand in cands:
+            for t in cand.terms:
+                df[t] += 1
+        idf = {t: math.log(1 + len(cands) / (1 + df[t])) for t in terms}
         for sc in score_sentences(premise, pvec, [c.quote for c in cands], sent_vecs, w_coverage=p.w_coverage):
             cand = cands[sc.index]
             source = sources[cand.source_index]
@@ -277,23 +282,71 @@ class LocalAuditor:
                 continue
             cue = contradiction_cue(premise, cand.quote, sibling_map=sibling_map, context=cand.context)
             if cue and relevance >= p.premise_contradict_min:
-                if best is None or relevance > best[0]:
-                    best = (relevance, source, cand.quote, cue)
-            elif not cue and sc.support >= p.premise_support_min:
+                # Of several disagreeing sentences, the one that shares the premise's rarer
+                # terms is about the same statement ("The default configuration is MEAN."
+                # against a premise about the default), not a neighbouring one.
+                rank = (relevance + _weighted_share(terms, cand, idf)) / 2
+                if best is None or rank > best[4]:
+                    best = (relevance, source, cand.quote, cue, rank)
+            elif not cue and sc.support >= p.premise_support_min and _holds_numbers(premise, cand):
+                # A sentence that leaves out the premise's numbers ("eight heads") does not
+                # assert it, however close its wording.
                 confirmed = True
-                best_confirming = max(best_confirming, relevance)
-        # A premise that one passage asserts at least as closely as another denies it is
-        # disputed, not false: the fact's own audit reports the disagreement.
+                if sc.coverage >= 1.0:
+                    best_confirming = max(best_confirming, relevance)
+        # A premise that one passage states in full (every one of its terms), at least as
+        # closely as another denies it, is disputed, not false: the fact's own audit reports
+        # the disagreement. (An on-topic sentence that merely shares some terms, such as one
+        # that lists the alternatives, confirms nothing.)
         if best is not None and best_confirming >= best[0]:
             best = None
         if best is None:
             return PremiseCheck(premise=premise, confirmed=confirmed,
                                 reason="" if confirmed else "no retrieved sentence asserts it")
-        _, source, text, cue = best
+        _, source, text, cue, _ = best
+        text = _quotable(text, source)
         return PremiseCheck(
             premise=premise, contradicted=True, chunk_id=source.chunk_id, quote=text, confirmed=False,
             reason=f"the evidence disagrees with the premise ({cue})",
         )
+
+
+def _quotable(quote: str, source: Source) -> str:
+    """The quote a correction can cite: a sentence too short to stand as evidence ("The
+    default configuration is MEAN.") is quoted with the sentence before it, which says
+    what it is the default of."""
+    from agent.verify import eligibility
+
+    if not eligibility(quote):
+        return quote
+    sentences = split_sentences(source.text)
+    for i in range(1, len(sentences)):
+        before, sentence = sentences[i - 1], sentences[i]
+        if eligible(sentence) == quote and eligible(before):
+            joined = f"{eligible(before)} {quote}"
+            if find_quote(joined, source.text) >= 0 and not eligibility(joined):
+                return joined
+    return quote
+
+
+def _holds_numbers(premise: str, cand: _Candidate) -> bool:
+    """Every number of the premise (spelled-out counts too) is in the sentence or its context."""
+    from agent.local.contradiction import spell_digits
+    from agent.local.text import numbers
+
+    wanted = numbers(spell_digits(premise))
+    return not wanted or wanted <= numbers(spell_digits(f"{cand.quote} {cand.context}"))
+
+
+def _weighted_share(terms: list[str], cand: _Candidate, idf: dict[str, float]) -> float:
+    """Share of the terms (weighted by rarity among the candidates) the sentence holds; a
+    term only its context (the sentence before, the title) holds counts half."""
+    total = sum(idf.get(t, 0.0) for t in terms)
+    if not total:
+        return 0.0
+    around = term_set(cand.context)
+    held = sum(idf.get(t, 0.0) * (1.0 if t in cand.terms else 0.5 if t in around else 0.0) for t in terms)
+    return held / total
 
 
 def _doc_key(source: Source) -> object:
