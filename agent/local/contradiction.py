@@ -37,6 +37,9 @@ _ALTERNATIVE = [
     (re.compile(r"\b(?:dispens(?:e|es|ed|ing)|do(?:es)? away|did away|doing away)\s+with\s+(?P<b>[^,;:().]{3,80})",
                 re.IGNORECASE), "", "b"),
 ]
+# "A is faster than B": the comparative and what stands on each side of it.
+_COMPARATIVE = re.compile(r"\b(?P<comp>(?:more|less|fewer)\s+[a-z]+|(?!rather\b|other\b)[a-z]+er)\s+than\s+"
+                          r"(?P<after>[^,;:()?.]+)", re.IGNORECASE)
 _NUMBER_TOKEN = re.compile(r"^\d+(?:[.,]\d+)*%?$")
 # Counts are often spelled out ("two experts", "top-two"): read them as digits so "four of
 # eight experts" meets "8 experts ... routes each token to two of them". "one" is left out:
@@ -153,6 +156,31 @@ def _number_neighbours(text: str) -> dict[str, set[str]]:
     return out
 
 
+def _comparisons(text: str) -> list[tuple[str, set[str], set[str]]]:
+    """(comparative, terms before it in its clause, terms after "than") of each comparison."""
+    out = []
+    for m in _COMPARATIVE.finditer(text):
+        before = _CLAUSE_END.split(text[: m.start()])[-1]
+        comp = " ".join(stem(w) for w in m.group("comp").lower().split())
+        out.append((comp, set(_content(before)[-3:]), set(_content(m.group("after"))[:3])))
+    return out
+
+
+def reversed_comparison(claim: str, sentence: str) -> bool:
+    """The sentence makes the claim's comparison the other way round: "Lumen is faster
+    than Quill" against "Quill is faster than Lumen" (or "Quill runs faster than Lumen")."""
+    for comp, a, b in _comparisons(claim):
+        a, b = a - b, b - a
+        if not a or not b:
+            continue
+        for other, sa, sb in _comparisons(sentence):
+            # Words on the same side in both ("parses receipts") are the shared predicate.
+            ca, csa, cb, csb = a - sa, sa - a, b - sb, sb - b
+            if other == comp and cb & csa and ca & csb:
+                return True
+    return False
+
+
 def number_substitution(claim: str, sentence: str) -> bool:
     """The claim gives a number the sentence lacks, and the sentence puts another number
     next to the same word ("8 heads" against "16 heads"; "28.4 BLEU" against "41.0 BLEU";
@@ -203,7 +231,7 @@ def term_substitution(claim: str, sentence: str, sibling_map: dict[str, set[str]
 def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[str]] | None = None,
                       context: str = "") -> str:
     """How the sentence disagrees with the claim: "negation", "alternative", "number",
-    "substitution", "antonym", or "" when no cue is found."""
+    "order" (a comparison reversed), "substitution", "antonym", or "" when no cue is found."""
     claim_terms = set(_content(claim))
     claim_negated = negated_stems(claim)
     asserted = claim_terms - claim_negated
@@ -225,6 +253,8 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
         return "negation"
     if number_substitution(claim, sentence):
         return "number"
+    if reversed_comparison(claim, sentence):
+        return "order"
     if sibling_map and term_substitution(claim, sentence, sibling_map, context=context):
         return "substitution"
     if antonym_clash(claim, sentence):

@@ -41,6 +41,12 @@ from agent.local.contradiction import alternatives, contradiction_cue, negated_s
         ("Each query is sent to two shards", "Each query is sent to 2 shards.", ""),
         # A different number for a different thing is no clash.
         ("The index holds 12 shards", "Queries take 40 milliseconds on average.", ""),
+        # A comparison the other way round (the premise of "Why is Lumen faster than Quill?").
+        ("Lumen faster than Quill", "Quill is faster than Lumen on every receipt set.", "order"),
+        ("Lumen parses receipts faster than Quill", "In our tests Quill parses receipts faster than Lumen does.",
+         "order"),
+        ("Lumen parses receipts faster than Quill", "Lumen parses receipts faster than Quill does.", ""),
+        ("Lumen is faster than Quill", "Quill is faster than older parsers, and Lumen is faster than Quill.", ""),
         # Opposites of direction.
         ("Caching increases latency", "Caching decreases latency for repeated queries.", "antonym"),
     ],
