@@ -78,6 +78,11 @@ def negated_stems(text: str) -> set[str]:
     for clause in _CLAUSE_END.split(text):
         ws = words(clause)
         for i, w in enumerate(ws):
+            # "with and without X", "whether or not": both polarities, so no negation.
+            if i >= 2 and ws[i - 1] in ("and", "or") and ws[i - 2] == "with" and w == "without":
+                continue
+            if i >= 1 and ws[i - 1] == "or" and w == "not":
+                continue
             if w in NEGATIONS or w.endswith("n't"):
                 taken = 0
                 for nxt in ws[i + 1:]:
@@ -90,6 +95,15 @@ def negated_stems(text: str) -> set[str]:
                     taken += 1
                     if taken >= _SCOPE:
                         break
+    return out
+
+
+def _name_stems(text: str) -> set[str]:
+    """The stems of the text's names (anchor terms) and of their parts ("in-context" -> "context")."""
+    out: set[str] = set()
+    for a in anchor_terms(text):
+        out.add(a)
+        out.update(stem(p) for p in re.split(r"[-_]", a) if len(p) > 1)
     return out
 
 
@@ -181,6 +195,10 @@ def reversed_comparison(claim: str, sentence: str) -> bool:
     return False
 
 
+def _is_year(value: str) -> bool:
+    return bool(re.fullmatch(r"(?:19|20)\d\d", value))
+
+
 def number_substitution(claim: str, sentence: str) -> bool:
     """The claim gives a number the sentence lacks, and the sentence puts another number
     next to the same word ("8 heads" against "16 heads"; "28.4 BLEU" against "41.0 BLEU";
@@ -195,7 +213,10 @@ def number_substitution(claim: str, sentence: str) -> bool:
         if value in present or value.rstrip("%") in present:
             continue
         for other, other_near in sent_nums.items():
-            if other != value and near & other_near and ("%" in other) == ("%" in value):
+            # Numbers of one kind only: a share against a share, a year against a year
+            # ("the 2022 World Cup" is not contradicted by "13 goals at World Cups").
+            if (other != value and near & other_near and ("%" in other) == ("%" in value)
+                    and _is_year(other) == _is_year(value)):
                 return True
     return False
 
@@ -248,8 +269,9 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     # The sentence negates something the claim asserts, and the claim negates nothing there.
     hit = (asserted & sent_negated) - claim_negated
     # One shared word is weak ("X is not recommended" against a premise that merely
-    # mentions a recommendation): two negated terms of the claim are needed.
-    if len(hit) >= 2:
+    # mentions a recommendation): two negated terms of the claim are needed, and not only
+    # its names ("we compare LLaMA without RALM" denies nothing RALM is said to do).
+    if len(hit) >= 2 and hit - _name_stems(claim):
         return "negation"
     if number_substitution(claim, sentence):
         return "number"

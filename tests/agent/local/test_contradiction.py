@@ -16,6 +16,14 @@ from agent.local.contradiction import alternatives, contradiction_cue, negated_s
         # A negation elsewhere in the sentence, about something else, is no contradiction.
         ("The parser keeps page footers in its output",
          "The parser keeps page footers in its output, although it does not keep running headers.", ""),
+        # Both polarities, or only the claim's names negated: no denial of what it says.
+        ("Lumen compresses every page it indexes",
+         "We run the indexer with and without Lumen compresses enabled on every page.", ""),
+        ("Lumen-Index retrieves pages very often during decoding",
+         "We compare the base model with a copy that runs without Lumen-Index, as a closed-book baseline.", ""),
+        # A year is not contradicted by a count next to the same word.
+        ("Harrow won the 2021 Receipt Challenge", "Harrow scored 13 points in the Receipt Challenge.", ""),
+        ("Harrow won the 2021 Receipt Challenge", "Harrow won the 2019 Receipt Challenge.", "number"),
         # An alternative chosen instead of the claimed one.
         ("The tagger was trained with Adagrad", "The tagger was trained with plain SGD rather than Adagrad.",
          "alternative"),
