@@ -335,7 +335,14 @@ def _holds_numbers(premise: str, cand: _Candidate) -> bool:
     from agent.local.text import numbers
 
     wanted = numbers(spell_digits(premise))
-    return not wanted or wanted <= numbers(spell_digits(f"{cand.quote} {cand.context}"))
+    if wanted and not wanted <= numbers(spell_digits(f"{cand.quote} {cand.context}")):
+        return False
+    # Nor does one that has the premise's names but not its relation: "World Cup 2022 was
+    # the last with 32 teams" does not say that anyone won the 2022 World Cup. At least half
+    # of the premise's common words (not names, not numbers) must be there.
+    names = set(anchor_terms(premise))
+    relation = [t for t in content_terms(premise) if t not in names and not any(c.isdigit() for c in t)]
+    return not relation or coverage(relation, cand.terms | term_set(cand.context)) >= 0.5
 
 
 def _weighted_share(terms: list[str], cand: _Candidate, idf: dict[str, float]) -> float:
@@ -381,6 +388,11 @@ def _verdict(audits: list[FactAudit], premise: PremiseCheck, conflicts: list[Con
         return Verdict.INSUFFICIENT_RETRY, "some needed facts (or the premise) have no supporting sentence yet"
     if (supported or partial) and premise_ok:
         return Verdict.PARTIALLY_SUFFICIENT, f"{supported + partial} of {len(audits)} needed facts are supported"
+    if len(audits) == 1 and not premise_ok:
+        # A one-need question asks about what it presupposes ("Who won the 2021 Cup?"): with
+        # the presupposition unconfirmed, any answer would assume it.
+        return (Verdict.INSUFFICIENT_REFUSE,
+                f"the question's premise could not be confirmed by any retrieved sentence: {premise.premise}")
     if supported or partial:
         return (Verdict.PARTIALLY_SUFFICIENT,
                 f"the premise could not be confirmed by any retrieved sentence: {premise.premise}")

@@ -207,3 +207,12 @@ def test_a_premise_number_no_sentence_states_is_not_confirmed(ask):
     audit, answer = ask("How does Quillstone stack eight convolutions over character windows?")
     assert not audit.premise.confirmed
     assert answer.outcome != Outcome.ANSWER
+
+
+def test_a_one_need_question_whose_premise_no_sentence_states_is_refused(ask):
+    # The sentence has the names and the year, but says nothing of anyone winning.
+    sources = [make_source(31, "The Harrow Cup 2021 was the last with 16 teams, before the increase to 24 teams "
+                               "in the 2023 edition.", title="Harrow notes", document_id=6)]
+    audit, answer = ask("Who won the 2021 Harrow Cup?", sources)
+    assert not audit.premise.confirmed
+    assert answer.outcome == Outcome.REFUSAL and "premise could not be confirmed" in answer.text
