@@ -198,7 +198,8 @@ def _main_presupposition(q: str) -> str:
 def clarification(question: str) -> str:
     """ "vague", "whole_document" or "" (see the module docstring)."""
     terms = [t for t in content_terms(question) if t not in _GENERIC]
-    names = set(anchor_terms(question))
+    # Names with their parts: "Sentence-BERT" also names "sentenc" and "bert".
+    names = {t for a in anchor_terms(question) for t in (a, *content_terms(a))}
     summary = bool(_WHOLE_DOCUMENT.search(question))
     whole = summary or bool(_WHOLE_COMPARISON.search(question))
     if not terms:

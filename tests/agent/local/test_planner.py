@@ -48,7 +48,7 @@ def test_a_question_with_nothing_specific_asks_for_clarification(question):
 
 
 @pytest.mark.parametrize("question", ["Summarize the Lumen paper.", "Give me an overview of Quill.",
-                                      "Compare the two papers on receipts.", "Compare the Lumen paper with the Quill paper.",
+                                      "Compare the two papers on receipts.", "Compare the Lumen-X paper with the Quill paper.",
                                       "What do these papers have in common?", "What is the Harrow paper about?",
                                       "Summarise the findings of all the papers."])
 def test_a_whole_document_request_is_flagged(question):
