@@ -167,7 +167,8 @@ class RunDetailSerializer(RunSummarySerializer):
     progress = ProgressSerializer(source="*")
     verdict = serializers.CharField()
     answer = serializers.CharField(help_text="Sentences carry [n] markers that match citations[].marker.")
-    missing_evidence = serializers.CharField(help_text="What the papers did not cover (PARTIAL, REFUSAL).")
+    missing_evidence = serializers.CharField(help_text="What the papers did not cover (PARTIAL, REFUSAL); with CLARIFY, the request the backend cannot do "
+                  "(summarising or comparing whole papers offline), empty for a vague question.")
     suggestions = serializers.ListField(
         child=serializers.CharField(),
         help_text="CLARIFY (and requests the backend cannot do): concrete rephrasings to ask instead.",

@@ -354,6 +354,9 @@ class LLMPlanner:
         premise = out.premise.strip()
         if asserts_new_number(premise, question):
             premise = ""
+        # A model that states no premise (small ones often leave it empty) still gets the
+        # question's presupposition checked: the rule planner's, taken from the question's form.
+        premise = premise or (quick.premise if quick is not None else "")
         return Plan(complexity=Complexity(out.complexity), facts=needs[:4], sub_queries=queries,
                     premise=premise, usage=usage)
 

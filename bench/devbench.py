@@ -119,12 +119,15 @@ def main() -> None:
                         help="ingest nothing: use the papers already in var/, and only the questions whose "
                              "expected papers are all there (the distractors are then fewer)")
     parser.add_argument("--var", default=str(common.ROOT / "var" / "bench"), help="folder of its database and index")
+    parser.add_argument("--collection", default="devbench",
+                        help="with --only-ready: the collection to answer over (e.g. 'blind', which "
+                             "bench/blind_eval.py fills with the same 25 papers)")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
     if args.only_ready:
         from knowledge.models import Collection
 
-        collection = Collection.objects.get(slug="devbench")
+        collection = Collection.objects.get(slug=args.collection)
         user = collection.created_by
         ready = {n.removesuffix(".pdf") for n in
                  collection.documents.filter(status="ready").values_list("original_name", flat=True)}

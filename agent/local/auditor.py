@@ -263,7 +263,13 @@ class LocalAuditor:
         anchors = [a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)]
         best = None
         confirmed = False
+        best_confirming = 0.0
         terms = content_terms(premise)
+        df: dict[str, int] = defaultdict(int)
+        for cand in cands:
+            for t in cand.terms:
+                df[t] += 1
+        idf = {t: math.log(1 + len(cands) / (1 + df[t])) for t in terms}
         for sc in score_sentences(premise, pvec, [c.quote for c in cands], sent_vecs, w_coverage=p.w_coverage):
             cand = cands[sc.index]
             source = sources[cand.source_index]
@@ -276,18 +282,78 @@ class LocalAuditor:
                 continue
             cue = contradiction_cue(premise, cand.quote, sibling_map=sibling_map, context=cand.context)
             if cue and relevance >= p.premise_contradict_min:
-                if best is None or relevance > best[0]:
-                    best = (relevance, source, cand.quote, cue)
-            elif not cue and sc.support >= p.premise_support_min:
+                # Of several disagreeing sentences, the one that shares the premise's rarer
+                # terms is about the same statement ("The default configuration is MEAN."
+                # against a premise about the default), not a neighbouring one.
+                rank = (relevance + _weighted_share(terms, cand, idf)) / 2
+                if best is None or rank > best[4]:
+                    best = (relevance, source, cand.quote, cue, rank)
+            elif not cue and sc.support >= p.premise_support_min and _holds_numbers(premise, cand):
+                # A sentence that leaves out the premise's numbers ("eight heads") does not
+                # assert it, however close its wording.
                 confirmed = True
+                if sc.coverage >= 1.0:
+                    best_confirming = max(best_confirming, relevance)
+        # A premise that one passage states in full (every one of its terms), at least as
+        # closely as another denies it, is disputed, not false: the fact's own audit reports
+        # the disagreement. (An on-topic sentence that merely shares some terms, such as one
+        # that lists the alternatives, confirms nothing.)
+        if best is not None and best_confirming >= best[0]:
+            best = None
         if best is None:
             return PremiseCheck(premise=premise, confirmed=confirmed,
                                 reason="" if confirmed else "no retrieved sentence asserts it")
-        _, source, text, cue = best
+        _, source, text, cue, _ = best
+        text = _quotable(text, source)
         return PremiseCheck(
             premise=premise, contradicted=True, chunk_id=source.chunk_id, quote=text, confirmed=False,
             reason=f"the evidence disagrees with the premise ({cue})",
         )
+
+
+def _quotable(quote: str, source: Source) -> str:
+    """The quote a correction can cite: a sentence too short to stand as evidence ("The
+    default configuration is MEAN.") is quoted with the sentence before it, which says
+    what it is the default of."""
+    from agent.verify import eligibility
+
+    if not eligibility(quote):
+        return quote
+    sentences = split_sentences(source.text)
+    for i in range(1, len(sentences)):
+        before, sentence = sentences[i - 1], sentences[i]
+        if eligible(sentence) == quote and eligible(before):
+            joined = f"{eligible(before)} {quote}"
+            if find_quote(joined, source.text) >= 0 and not eligibility(joined):
+                return joined
+    return quote
+
+
+def _holds_numbers(premise: str, cand: _Candidate) -> bool:
+    """Every number of the premise (spelled-out counts too) is in the sentence or its context."""
+    from agent.local.contradiction import spell_digits
+    from agent.local.text import numbers
+
+    wanted = numbers(spell_digits(premise))
+    if wanted and not wanted <= numbers(spell_digits(f"{cand.quote} {cand.context}")):
+        return False
+    # Nor does one that has the premise's names but not its relation: "World Cup 2022 was
+    # the last with 32 teams" does not say that anyone won the 2022 World Cup. At least half
+    # of the premise's common words (not names, not numbers) must be there.
+    names = set(anchor_terms(premise))
+    relation = [t for t in content_terms(premise) if t not in names and not any(c.isdigit() for c in t)]
+    return not relation or coverage(relation, cand.terms | term_set(cand.context)) >= 0.5
+
+
+def _weighted_share(terms: list[str], cand: _Candidate, idf: dict[str, float]) -> float:
+    """Share of the terms (weighted by rarity among the candidates) the sentence holds; a
+    term only its context (the sentence before, the title) holds counts half."""
+    total = sum(idf.get(t, 0.0) for t in terms)
+    if not total:
+        return 0.0
+    around = term_set(cand.context)
+    held = sum(idf.get(t, 0.0) * (1.0 if t in cand.terms else 0.5 if t in around else 0.0) for t in terms)
+    return held / total
 
 
 def _doc_key(source: Source) -> object:
@@ -322,6 +388,11 @@ def _verdict(audits: list[FactAudit], premise: PremiseCheck, conflicts: list[Con
         return Verdict.INSUFFICIENT_RETRY, "some needed facts (or the premise) have no supporting sentence yet"
     if (supported or partial) and premise_ok:
         return Verdict.PARTIALLY_SUFFICIENT, f"{supported + partial} of {len(audits)} needed facts are supported"
+    if len(audits) == 1 and not premise_ok:
+        # A one-need question asks about what it presupposes ("Who won the 2021 Cup?"): with
+        # the presupposition unconfirmed, any answer would assume it.
+        return (Verdict.INSUFFICIENT_REFUSE,
+                f"the question's premise could not be confirmed by any retrieved sentence: {premise.premise}")
     if supported or partial:
         return (Verdict.PARTIALLY_SUFFICIENT,
                 f"the premise could not be confirmed by any retrieved sentence: {premise.premise}")

@@ -37,7 +37,24 @@ _ALTERNATIVE = [
     (re.compile(r"\b(?:dispens(?:e|es|ed|ing)|do(?:es)? away|did away|doing away)\s+with\s+(?P<b>[^,;:().]{3,80})",
                 re.IGNORECASE), "", "b"),
 ]
+# "A is faster than B": the comparative and what stands on each side of it.
+_COMPARATIVE = re.compile(r"\b(?P<comp>(?:more|less|fewer)\s+[a-z]+|(?!rather\b|other\b)[a-z]+er)\s+than\s+"
+                          r"(?P<after>[^,;:()?.]+)", re.IGNORECASE)
 _NUMBER_TOKEN = re.compile(r"^\d+(?:[.,]\d+)*%?$")
+# Counts are often spelled out ("two experts", "top-two"): read them as digits so "four of
+# eight experts" meets "8 experts ... routes each token to two of them". "one" is left out:
+# it is a pronoun as often as a count ("the one that", "one of").
+_SPELLED = {w: str(i) for i, w in enumerate(
+    ["zero", "_", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]) if w != "_"}
+# Not "hundred" or "thousand": they are scale words ("several hundred hours"), not counts.
+_SPELLED.update({"thirty": "30", "forty": "40", "fifty": "50"})
+_SPELLED_RE = re.compile(r"\b(" + "|".join(_SPELLED) + r")\b", re.IGNORECASE)
+
+
+def spell_digits(text: str) -> str:
+    """The text with spelled-out counts written as digits ("two experts" -> "2 experts")."""
+    return _SPELLED_RE.sub(lambda m: _SPELLED[m.group(1).lower()], text)
 
 
 def _content(text: str) -> list[str]:
@@ -61,6 +78,11 @@ def negated_stems(text: str) -> set[str]:
     for clause in _CLAUSE_END.split(text):
         ws = words(clause)
         for i, w in enumerate(ws):
+            # "with and without X", "whether or not": both polarities, so no negation.
+            if i >= 2 and ws[i - 1] in ("and", "or") and ws[i - 2] == "with" and w == "without":
+                continue
+            if i >= 1 and ws[i - 1] == "or" and w == "not":
+                continue
             if w in NEGATIONS or w.endswith("n't"):
                 taken = 0
                 for nxt in ws[i + 1:]:
@@ -76,6 +98,15 @@ def negated_stems(text: str) -> set[str]:
     return out
 
 
+def _name_stems(text: str) -> set[str]:
+    """The stems of the text's names (anchor terms) and of their parts ("in-context" -> "context")."""
+    out: set[str] = set()
+    for a in anchor_terms(text):
+        out.add(a)
+        out.update(stem(p) for p in re.split(r"[-_]", a) if len(p) > 1)
+    return out
+
+
 def _head(phrase: str, *, last: bool) -> set[str]:
     """The content words of `phrase` next to the connective: the 2 before it ("trained with
     plain SGD rather than") or the 3 after it ("instead of greedy decoding")."""
@@ -85,13 +116,20 @@ def _head(phrase: str, *, last: bool) -> set[str]:
 
 def alternatives(text: str) -> list[tuple[set[str], set[str]]]:
     """(chosen, rejected) term sets the text states ("A instead of B" -> ({A}, {B}))."""
+    return [(a, b) for a, b, _ in _alternatives(text)]
+
+
+def _alternatives(text: str) -> list[tuple[set[str], set[str], str]]:
+    """alternatives(), each with the first content word of what is set aside: the thing
+    rejected ("instead of greedy decoding" -> "greedi"), or a predicate ("not required for
+    X but ...", "does not block X but ...") that rejects no thing of its own."""
     out = []
     for pattern, chosen, rejected in _ALTERNATIVE:
         for m in pattern.finditer(text):
             a = _head(m.group(chosen), last=True) if chosen else set()
-            b = _head(m.group(rejected), last=False)
-            if b:
-                out.append((a, b))
+            terms = _content(m.group(rejected))
+            if terms:
+                out.append((a, set(terms[:3]), terms[0]))
     return out
 
 
@@ -132,9 +170,40 @@ def _number_neighbours(text: str) -> dict[str, set[str]]:
     return out
 
 
+def _comparisons(text: str) -> list[tuple[str, set[str], set[str]]]:
+    """(comparative, terms before it in its clause, terms after "than") of each comparison."""
+    out = []
+    for m in _COMPARATIVE.finditer(text):
+        before = _CLAUSE_END.split(text[: m.start()])[-1]
+        comp = " ".join(stem(w) for w in m.group("comp").lower().split())
+        out.append((comp, set(_content(before)[-3:]), set(_content(m.group("after"))[:3])))
+    return out
+
+
+def reversed_comparison(claim: str, sentence: str) -> bool:
+    """The sentence makes the claim's comparison the other way round: "Lumen is faster
+    than Quill" against "Quill is faster than Lumen" (or "Quill runs faster than Lumen")."""
+    for comp, a, b in _comparisons(claim):
+        a, b = a - b, b - a
+        if not a or not b:
+            continue
+        for other, sa, sb in _comparisons(sentence):
+            # Words on the same side in both ("parses receipts") are the shared predicate.
+            ca, csa, cb, csb = a - sa, sa - a, b - sb, sb - b
+            if other == comp and cb & csa and ca & csb:
+                return True
+    return False
+
+
+def _is_year(value: str) -> bool:
+    return bool(re.fullmatch(r"(?:19|20)\d\d", value))
+
+
 def number_substitution(claim: str, sentence: str) -> bool:
     """The claim gives a number the sentence lacks, and the sentence puts another number
-    next to the same word ("8 heads" against "16 heads"; "28.4 BLEU" against "41.0 BLEU")."""
+    next to the same word ("8 heads" against "16 heads"; "28.4 BLEU" against "41.0 BLEU";
+    "four experts" against "two experts")."""
+    claim, sentence = spell_digits(claim), spell_digits(sentence)
     claim_nums = _number_neighbours(claim)
     if not claim_nums:
         return False
@@ -144,7 +213,10 @@ def number_substitution(claim: str, sentence: str) -> bool:
         if value in present or value.rstrip("%") in present:
             continue
         for other, other_near in sent_nums.items():
-            if other != value and near & other_near and ("%" in other) == ("%" in value):
+            # Numbers of one kind only: a share against a share, a year against a year
+            # ("the 2022 World Cup" is not contradicted by "13 goals at World Cups").
+            if (other != value and near & other_near and ("%" in other) == ("%" in value)
+                    and _is_year(other) == _is_year(value)):
                 return True
     return False
 
@@ -180,7 +252,7 @@ def term_substitution(claim: str, sentence: str, sibling_map: dict[str, set[str]
 def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[str]] | None = None,
                       context: str = "") -> str:
     """How the sentence disagrees with the claim: "negation", "alternative", "number",
-    "substitution", "antonym", or "" when no cue is found."""
+    "order" (a comparison reversed), "substitution", "antonym", or "" when no cue is found."""
     claim_terms = set(_content(claim))
     claim_negated = negated_stems(claim)
     asserted = claim_terms - claim_negated
@@ -188,18 +260,23 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     for chosen, rejected in alternatives(claim):
         asserted -= rejected
     # The more specific cue first: "not by A but by B" is an alternative, not just a negation.
-    for chosen, rejected in alternatives(sentence):
-        if rejected & asserted and not (chosen & asserted):
+    for chosen, rejected, lead in _alternatives(sentence):
+        # What is set aside must be the claim's own term, not a predicate that merely
+        # shares a word with it ("TNF is not required for granuloma formation, but ...").
+        if lead in asserted and not (chosen & asserted):
             return "alternative"
     sent_negated = negated_stems(sentence)
     # The sentence negates something the claim asserts, and the claim negates nothing there.
     hit = (asserted & sent_negated) - claim_negated
     # One shared word is weak ("X is not recommended" against a premise that merely
-    # mentions a recommendation): two negated terms of the claim are needed.
-    if len(hit) >= 2:
+    # mentions a recommendation): two negated terms of the claim are needed, and not only
+    # its names ("we compare LLaMA without RALM" denies nothing RALM is said to do).
+    if len(hit) >= 2 and hit - _name_stems(claim):
         return "negation"
     if number_substitution(claim, sentence):
         return "number"
+    if reversed_comparison(claim, sentence):
+        return "order"
     if sibling_map and term_substitution(claim, sentence, sibling_map, context=context):
         return "substitution"
     if antonym_clash(claim, sentence):

@@ -185,13 +185,21 @@ def suggestions(question: str, sources: list[Source], *, limit: int = 4) -> list
     return out[:limit]
 
 
+WHOLE_DOCUMENT_NOTE = ("Not possible with the offline backend: summarising or comparing whole papers "
+                       "(it only quotes sentences it can cite).")
+
+
 def clarify_draft(question: str, sources: list[Source], *, whole_document: bool) -> Draft:
+    note = ""
     if whole_document:
         text = ("This offline backend answers by quoting single sentences it can cite, so it cannot summarise "
                 "or compare whole papers. Ask about one result, method or number instead, for example one of "
                 "the questions below.")
+        # What the run page and the API show as the reason (Run.missing_evidence): a task the
+        # backend cannot do, not a lack of evidence.
+        note = WHOLE_DOCUMENT_NOTE
     else:
         text = ("The question does not say which paper, result or term it is about, so there is nothing "
                 "specific to look for. Which one do you mean? For example:")
     return Draft(outcome=Outcome.CLARIFY, sentences=[DraftSentence(text=text)],
-                 suggestions=suggestions(question, sources))
+                 suggestions=suggestions(question, sources), missing_note=note)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from agent.local.text import content_terms
+from agent.local.text import anchor_terms, content_terms
 from agent.types import Complexity, Plan
 
 _WH = r"(?:what|how|which|who|whom|when|where|why|did|does|do|is|are|was|were|can|could|has|have)"
@@ -36,10 +36,29 @@ _COMPARISONS = [
 _SINCE_PREMISE = re.compile(r"^(?:since|given that|because|as)\s+(?P<body>[^,]+),", re.IGNORECASE)
 _FOLLOWING = re.compile(r"^following\s+[^,]+,\s*(?P<body>.+)$", re.IGNORECASE)
 _AUX = r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|should)"
-# "How/When/Where does X do Y" -> "X do Y"; "How many N did X use" -> "X use N".
+# "How/When/Where does X do Y" -> "X do Y"; "How many N did X use" -> "X use N";
+# "How long/often/well does X do Y" -> "X do Y" (the degree is what is asked).
 _WH_AUX = re.compile(
-    rf"^(?P<wh>how|when|where|why)(?:\s+(?:many|much)\s+(?P<noun>[\w\-\s]+?))?\s+(?P<aux>{_AUX})\s+(?P<body>.+?)\??$",
+    rf"^(?P<wh>how|when|where|why)(?:\s+(?:many|much)\s+(?P<noun>[\w\-\s]+?)"
+    rf"|\s+(?:long|often|far|well|fast|large|big|small|old|soon|early|late|frequently|accurately))?"
+    rf"\s+(?P<aux>{_AUX})\s+(?P<body>.+?)\??$",
     re.IGNORECASE)
+# "What is the reason (that) X ..." / "What makes X do Y" / "What allows X to Y": a question
+# about a cause presupposes its effect ("X ...", "X do Y").
+_CAUSE = re.compile(
+    r"^(?:what\s+(?:is|was|are|were)\s+the\s+(?:main\s+)?(?:reason|reasons|cause|causes|explanation|motivation)"
+    r"\s+(?:that|why|for\s+which|behind|for)?\s*"
+    r"|what\s+(?P<verb>makes|made|make|causes|caused|allows|allowed|enables|enabled|lets|let|leads|led|explains"
+    r"|explained|drives|drove)\s+(?:to\s+)?)(?P<body>.+?)\??$",
+    re.IGNORECASE)
+# "..., which/who uses eight experts" / "the model that Lumen distilled": a relative clause
+# presupposes what it says of the noun it qualifies, in any question form (yes/no too).
+_NONRESTRICTIVE = re.compile(
+    r"(?P<np>(?:\b(?:the|its|their|a|an)\s+)?(?:[\w\-\.]+\s+){0,2}[\w\-\.]+),\s+(?:which|who)\s+"
+    r"(?!(?:is|are|was|were)\s+(?!\w+(?:ed|en)\b)|of\b)(?P<rel>[a-z][\w\-]*\s+[^,?]+)", re.IGNORECASE)
+_RESTRICTIVE = re.compile(
+    r"\bthe\s+(?P<n>[\w\-]+(?:\s+[\w\-]+)?)\s+(?:that|which|whom)\s+"
+    r"(?P<subj>[A-Z][\w\-\.]*(?:\s+[A-Z][\w\-\.]*)*|the\s+[\w\-]+|it|they|we)\s+(?P<verb>[a-z]+(?:ed|s))\b")
 # "What/Which N does X do" -> "X do N" (that some N exists that X does).
 _WHAT_NOUN_AUX = re.compile(
     rf"^(?:what|which)\s+(?P<noun>(?:[\w\-]+\s+){{0,3}}?[\w\-]+)\s+(?P<aux>{_AUX})\s+(?P<body>.+?)\??$",
@@ -57,13 +76,21 @@ _GENERIC = frozenset(content_terms(
     "detail details thing things stuff idea ideas point points contribution contributions anything everything "
     "interesting important discuss say says said mention mentioned talk document documents article articles "
     "section part here there about now else also well good bad new novel gist takeaway takeaways please "
-    "describe description show list give happen happened going know mean meant these those one ones"
+    "describe description show list give happen happened going know mean meant these those one ones "
+    "compare comparison contrast difference differences differ similarity similarities common"
 ))
+_COLLECTION = frozenset(content_terms("collection corpus"))
 _WHOLE_DOCUMENT = re.compile(
-    r"\b(?:summari[sz]e|summary of|sum up|overview of|tl;?dr|give me the gist|gist of|"
-    r"compare (?:the|these|those|all|both)?\s*(?:two\s+|three\s+)?(?:papers|documents|articles))\b"
-    r"|\bwhat (?:is|are) (?:the paper|the papers|this paper|these papers) about\b",
+    r"\b(?:summari[sz]e|summary of|sum up|overview of|tl;?dr|give me the gist|gist of|literature review|"
+    r"(?:compare|contrast) (?:the|these|those|all|both)?\s*(?:two\s+|three\s+)?(?:papers|documents|articles))\b"
+    r"|\bwhat (?:is|are) (?:the |this |these )?(?:[\w\-]+ ){0,3}(?:papers?|articles?|documents?) about\b",
     re.IGNORECASE)
+# "Compare the Lumen paper with the Quill paper", "What do these papers have in common?": a
+# comparison of whole papers, when nothing narrower than the papers is named.
+_WHOLE_COMPARISON = re.compile(
+    r"\b(?:compare|comparison|contrast|differences?|similarities|in common|differ)\b", re.IGNORECASE)
+_DOCUMENT_NOUN = re.compile(r"\b(?:papers?|articles?|documents?|studies|collection|works)\b", re.IGNORECASE)
+
 
 
 def _clean(text: str) -> str:
@@ -111,12 +138,44 @@ def presupposition(question: str) -> str:
     m = _FOLLOWING.match(q)
     if m:
         return presupposition(m.group("body")) or _clean(m.group("body"))
-    # A leading clause ("When a model is used as a reranker, how is ...") is context.
+    # A leading clause ("When a model is used as a reranker, how is ...") is context; a
+    # place or subject ("In Quill, how are ...") stays with the claim it situates.
     if "," in q and not re.match(r"^(?:why|how|what|which|who|when|where)\b[^,]*\?", q, re.IGNORECASE):
         head, _, tail = q.partition(",")
         if re.match(r"^(?:when|if|in|for|on|after|during|according to)\b", head, re.IGNORECASE) and tail.strip():
             inner = presupposition(tail.strip())
+            if inner and re.match(r"^(?:in|for|on)\s+\S", head, re.IGNORECASE):
+                return _clean(f"{inner} {head[0].lower()}{head[1:]}")
             return inner
+    found = _main_presupposition(q)
+    return found or _relative_clause(q)
+
+
+def _relative_clause(q: str) -> str:
+    """What a relative clause of the question says of its noun ("" when there is none)."""
+    m = _NONRESTRICTIVE.search(q)
+    if m:
+        np = re.sub(rf"^{_WH}\s+", "", m.group("np"), flags=re.IGNORECASE)
+        # The clause qualifies the nearest noun: the name just before the comma, if there is one
+        # ("the accuracy of Quill, which uses ..." says that Quill uses ...).
+        name = re.search(r"(?:\b[A-Z][\w\-\.]*\s+)*\b[A-Z][\w\-\.]*$", np)
+        np = name.group(0) if name and name.start() > 0 else re.sub(r"^.*\b(?:of|with|for|in|on|by|from|to)\s+", "",
+                                                                   np, flags=re.IGNORECASE)
+        return _clean(f"{np} {m.group('rel')}")
+    m = _RESTRICTIVE.search(q)
+    if m:
+        return _clean(f"{m.group('subj')} {m.group('verb')} the {m.group('n')}")
+    return ""
+
+
+def _main_presupposition(q: str) -> str:
+    """The presupposition carried by the question's own form (see presupposition)."""
+    m = _CAUSE.match(q)
+    if m:
+        body = m.group("body")
+        if (m.group("verb") or "").lower().startswith(("allow", "enabl")):
+            body = re.sub(r"^(\S+(?:\s+\S+){0,4}?)\s+to\s+", r"\1 ", body, count=1)  # "X to do Y" -> "X do Y"
+        return _clean(body)
     m = _WH_AUX.match(q)
     if m:
         noun = m.group("noun") or ""
@@ -139,9 +198,17 @@ def presupposition(question: str) -> str:
 def clarification(question: str) -> str:
     """ "vague", "whole_document" or "" (see the module docstring)."""
     terms = [t for t in content_terms(question) if t not in _GENERIC]
+    # Names with their parts: "Sentence-BERT" also names "sentenc" and "bert".
+    names = {t for a in anchor_terms(question) for t in (a, *content_terms(a))}
+    summary = bool(_WHOLE_DOCUMENT.search(question))
+    whole = summary or bool(_WHOLE_COMPARISON.search(question))
     if not terms:
-        return "vague"
-    if _WHOLE_DOCUMENT.search(question) and len(terms) <= 6:
+        # "Summarise the findings of all papers" names no paper but asks for a whole-paper task.
+        return "whole_document" if whole and _DOCUMENT_NOUN.search(question) else "vague"
+    if summary and len(terms) <= 6:
+        return "whole_document"
+    # A comparison where only the papers' names are specific has nothing narrower to compare.
+    if whole and _DOCUMENT_NOUN.search(question) and not [t for t in terms if t not in names and t not in _COLLECTION]:
         return "whole_document"
     return ""
 

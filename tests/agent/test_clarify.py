@@ -69,10 +69,25 @@ def test_the_api_returns_the_rephrasings(indexed, alice):
     assert body["suggestions"] == run.suggestions and len(body["suggestions"]) >= 2
 
 
-def test_a_whole_paper_summary_says_what_the_offline_backend_cannot_do(indexed, alice):
+def test_a_whole_paper_summary_says_what_the_offline_backend_cannot_do(indexed, alice, client):
+    from rest_framework.test import APIClient
+
     run = _answer(indexed, alice, "Summarize the Lumen paper.")
     assert run.outcome == Outcome.CLARIFY
     assert "cannot summarise" in run.answer and "not enough evidence" not in run.answer
+    # The reason is a task the backend cannot do, in the API and on the run page.
+    api = APIClient()
+    api.force_authenticate(alice)
+    body = api.get(reverse("api:run_detail", kwargs={"pk": run.pk})).json()
+    assert "Not possible with the offline backend" in body["missing_evidence"]
+    client.force_login(alice)
+    page = client.get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+    assert "This backend cannot do that" in page and "Which one do you mean?" not in page
+
+
+def test_a_comparison_of_whole_papers_is_declined_too(indexed, alice):
+    run = _answer(indexed, alice, "Compare the Lumen paper with the Harrow paper.")
+    assert run.outcome == Outcome.CLARIFY and "cannot summarise or compare whole papers" in run.answer
 
 
 def test_the_ask_form_says_what_the_offline_backend_does(indexed, alice, client, settings):

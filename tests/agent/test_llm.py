@@ -581,6 +581,18 @@ def test_the_planner_leaves_simple_questions_to_the_rule_planner(fake_openai, ll
     assert len(fake_openai.chat_requests) == 1
 
 
+def test_a_premise_the_model_left_empty_is_taken_from_the_question_form(fake_openai, llm_client):
+    from agent.local.planner import RulePlanner
+
+    planner = LLMPlanner(llm_client, local=RulePlanner())
+    fake_openai.queue({"complexity": "multi_part", "needs": ["a", "b"], "sub_queries": ["Lumen pages", "Lumen speed"],
+                       "premise": ""})
+
+    plan = planner.plan("How does Lumen use page images to rank receipts, and how fast is it?")
+
+    assert plan.premise == "Lumen use page images to rank receipts"
+
+
 def test_every_role_sends_the_same_system_message(fake_openai, llm_client):
     from tests.fake_openai import grounded_responder
 

@@ -16,6 +16,14 @@ from agent.local.contradiction import alternatives, contradiction_cue, negated_s
         # A negation elsewhere in the sentence, about something else, is no contradiction.
         ("The parser keeps page footers in its output",
          "The parser keeps page footers in its output, although it does not keep running headers.", ""),
+        # Both polarities, or only the claim's names negated: no denial of what it says.
+        ("Lumen compresses every page it indexes",
+         "We run the indexer with and without Lumen compresses enabled on every page.", ""),
+        ("Lumen-Index retrieves pages very often during decoding",
+         "We compare the base model with a copy that runs without Lumen-Index, as a closed-book baseline.", ""),
+        # A year is not contradicted by a count next to the same word.
+        ("Harrow won the 2021 Receipt Challenge", "Harrow scored 13 points in the Receipt Challenge.", ""),
+        ("Harrow won the 2021 Receipt Challenge", "Harrow won the 2019 Receipt Challenge.", "number"),
         # An alternative chosen instead of the claimed one.
         ("The tagger was trained with Adagrad", "The tagger was trained with plain SGD rather than Adagrad.",
          "alternative"),
@@ -25,13 +33,28 @@ from agent.local.contradiction import alternatives, contradiction_cue, negated_s
          "Ranking is done not by the language model, but by a separate lexical scorer.", "alternative"),
         ("Brightwell relies on recurrence to encode pages",
          "Brightwell encodes pages by dispensing with recurrence entirely.", "alternative"),
+        ("Lumen blocks spam senders", "Lumen does not block spam senders outright but instead files their mail.",
+         "alternative"),
+        # "not required for X, but ...": a predicate is set aside, not the claim's term.
+        ("Quill forms clusters in the absence of labels",
+         "Labels are not required for cluster formation, but they sharpen the boundaries.", ""),
         # The claim's own "A instead of B" asserts A: a sentence that also prefers A agrees.
         ("The team used SGD instead of Adagrad", "The team trained every model with SGD.", ""),
         # Another number next to the same word.
         ("The index holds 12 shards", "The index holds 16 shards on each node.", "number"),
         ("The index holds 12 shards", "The index holds 12 shards on each node.", ""),
+        # Spelled-out counts are numbers too.
+        ("Each query is sent to four of the eight shards", "Each query is sent to two of the eight shards.",
+         "number"),
+        ("Each query is sent to two shards", "Each query is sent to 2 shards.", ""),
         # A different number for a different thing is no clash.
         ("The index holds 12 shards", "Queries take 40 milliseconds on average.", ""),
+        # A comparison the other way round (the premise of "Why is Lumen faster than Quill?").
+        ("Lumen faster than Quill", "Quill is faster than Lumen on every receipt set.", "order"),
+        ("Lumen parses receipts faster than Quill", "In our tests Quill parses receipts faster than Lumen does.",
+         "order"),
+        ("Lumen parses receipts faster than Quill", "Lumen parses receipts faster than Quill does.", ""),
+        ("Lumen is faster than Quill", "Quill is faster than older parsers, and Lumen is faster than Quill.", ""),
         # Opposites of direction.
         ("Caching increases latency", "Caching decreases latency for repeated queries.", "antonym"),
     ],

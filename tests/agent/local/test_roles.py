@@ -184,3 +184,35 @@ def test_the_reformulator_expands_synonyms(embed):
     audit = LocalAuditor(embed=embed).audit("car sales in 2020", plan, PAPER, can_retry=True)
     queries = KeywordReformulator().reformulate("car sales in 2020", plan, audit, tried=[]).sub_queries
     assert any("automobile" in q for q in queries)
+
+
+def test_the_correction_cites_the_sentence_about_the_same_statement(ask):
+    # Two sentences disagree with the premise; only the second is about Thermo's default.
+    title = "Thermo: Aggregating Sensor Readings"
+    sources = [
+        make_source(21, "Older firmware such as Coldwire used PEAK instead of MEDIAN aggregation for its readings.",
+                    title=title),
+        make_source(22, "We compare two aggregation modes for Thermo: the median of all readings (MEDIAN-mode) "
+                        "and the largest reading (PEAK-mode). The default mode is MEDIAN.", title=title),
+    ]
+    audit, answer = ask("Why is PEAK aggregation the default mode of Thermo?", sources)
+    assert audit.verdict == Verdict.FALSE_PREMISE
+    # The short sentence is quoted with the one before it, which says what it is the default of.
+    assert answer.citations[0].chunk_id == 22 and answer.citations[0].quote.endswith(
+        "(PEAK-mode). The default mode is MEDIAN.")
+
+
+def test_a_premise_number_no_sentence_states_is_not_confirmed(ask):
+    # A sentence speaks of Quillstone's convolutions, but none says how many layers of them.
+    audit, answer = ask("How does Quillstone stack eight convolutions over character windows?")
+    assert not audit.premise.confirmed
+    assert answer.outcome != Outcome.ANSWER
+
+
+def test_a_one_need_question_whose_premise_no_sentence_states_is_refused(ask):
+    # The sentence has the names and the year, but says nothing of anyone winning.
+    sources = [make_source(31, "The Harrow Cup 2021 was the last with 16 teams, before the increase to 24 teams "
+                               "in the 2023 edition.", title="Harrow notes", document_id=6)]
+    audit, answer = ask("Who won the 2021 Harrow Cup?", sources)
+    assert not audit.premise.confirmed
+    assert answer.outcome == Outcome.REFUSAL and "premise could not be confirmed" in answer.text
