@@ -104,3 +104,29 @@ def test_a_value_only_in_a_table_is_found(ask):
                make_source(10, "Brindle is described in Table 2, which lists its size.", title=BRINDLE)]
     _, answer = ask("How many attention heads does Brindle have?", sources)
     assert "12" in answer.text
+
+
+class _DepthRetriever:
+    """Returns CHUNKS[:k] and records each (query, k) asked for."""
+
+    def __init__(self):
+        self.asked = []
+
+    def retrieve(self, query, *, k):
+        self.asked.append((query, k))
+        return CHUNKS[:k]
+
+
+def test_a_pool_widens_only_the_question_s_own_search(embed):
+    from agent.configs import RunConfig, build_roles
+    from agent.loop import AgentLoop
+
+    question = "How many attention heads are in each Brindle layer?"
+    narrow, wide = (RunConfig("t", plan=True, audit=True, top_k=2, pool=pool) for pool in (0, 4))
+    plain = _DepthRetriever()
+    AgentLoop(narrow, build_roles(narrow, embed=embed), plain, concurrent=False).run(question)
+    assert plain.asked[0] == (question, 2)
+    deep = _DepthRetriever()
+    result = AgentLoop(wide, build_roles(wide, embed=embed), deep, concurrent=False).run(question)
+    assert deep.asked[0] == (question, 4)
+    assert result.answer.outcome == Outcome.ANSWER and "12 attention heads" in result.answer.sentences[0].text
