@@ -27,6 +27,12 @@ class RunConfig:
     plan: bool = False  # decompose into sub-queries (else the question is the one query)
     audit: bool = False  # audit the evidence (else answer from whatever was retrieved)
     max_retries: int = 0  # reformulate-and-retrieve passes on INSUFFICIENT_RETRY
+    # With an audit, the search for the question itself (when it is a sub-query) keeps its top
+    # `pool` chunks, so the auditor chooses the answering sentence from a wider pool. Gold-span
+    # recall on the devbench calibration half: 27/45 in the top 5s, 36/45 with the top 15; but
+    # the extra sentences also reach the premise check, which then called 4 of 14 answerable
+    # blind questions false premises (docs/benchmarks.md), so no configuration uses it yet.
+    pool: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

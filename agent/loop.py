@@ -115,19 +115,21 @@ class AgentLoop:
         if self.on_stage:
             self.on_stage(stage)
 
-    def _retrieve(self, queries: list[str], attempt: int) -> list[Source]:
-        """Each query's top k, concurrently; merged round-robin so every query's best is near the top."""
+    def _retrieve(self, queries: list[str], attempt: int, wide: str = "") -> list[Source]:
+        """Each query's top k (the `wide` query's top `pool`), concurrently; merged round-robin
+        so every query's best is near the top."""
         self._stage(Stage.RETRIEVING)
         started = time.perf_counter()
         k = self.config.top_k
+        ks = [max(k, self.config.pool) if q == wide else k for q in queries]
         if self.concurrent and len(queries) > 1:
             with ThreadPoolExecutor(max_workers=len(queries)) as pool:
-                results = list(pool.map(lambda q: self.retriever.retrieve(q, k=k), queries))
+                results = list(pool.map(lambda qk: self.retriever.retrieve(qk[0], k=qk[1]), zip(queries, ks)))
         else:
-            results = [self.retriever.retrieve(q, k=k) for q in queries]
+            results = [self.retriever.retrieve(q, k=qk) for q, qk in zip(queries, ks)]
         merged: list[Source] = []
         seen: set[int] = set()
-        for rank in range(k):
+        for rank in range(max(ks, default=k)):
             for q, hits in zip(queries, results):
                 if rank < len(hits) and hits[rank].chunk_id not in seen:
                     seen.add(hits[rank].chunk_id)
@@ -149,7 +151,9 @@ class AgentLoop:
             plan = Plan(complexity=Complexity.SIMPLE, facts=[question], sub_queries=[question])
         queries = list(plan.sub_queries)
         # 2. Retrieve.
-        sources = self._retrieve(queries, 0)
+        # With an audit, the question's own search goes deeper (RunConfig.pool): the auditor
+        # chooses the answering sentence from a wider pool.
+        sources = self._retrieve(queries, 0, wide=question if cfg.audit else "")
         audit: AuditResult | None = None
         retries = 0
         # 3-4. Audit, and retry with reformulated queries while the auditor asks for it.

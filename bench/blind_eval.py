@@ -110,6 +110,9 @@ def main() -> None:
     parser.add_argument("--questions", default=str(QUESTIONS))
     parser.add_argument("--var", default=str(common.ROOT / "var" / "bench-blind"), help="its database and index")
     parser.add_argument("--keep", action="store_true", help="reuse the database and index of an earlier run")
+    parser.add_argument("--collection", default="blind",
+                        help="its collection's slug (with --var var/bench --keep --collection devbench: reuse "
+                             "bench/devbench.py's ingested papers)")
     parser.add_argument("--out", help="results JSON (default: VAR/blind-results-<time>.json)")
     args = parser.parse_args()
     questions = load_questions(Path(args.questions))
@@ -124,7 +127,7 @@ def main() -> None:
     from agent.services import run_create, run_execute
 
     started = time.perf_counter()
-    user, collection = common.collection_with_papers(common.paper_stems(), slug="blind")
+    user, collection = common.collection_with_papers(common.paper_stems(), slug=args.collection)
     ingest_s = time.perf_counter() - started
     text = json.dumps(as_benchmark(questions))
     name = f"blind-{hashlib.sha256(text.encode()).hexdigest()[:10]}"

@@ -24,19 +24,20 @@ devbench, agent.local.calibration); see docs/benchmarks.md for held-out figures.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 
+from agent.local import selection
 from agent.local.answer_type import need_of, offers
 from agent.local.contradiction import contradiction_cue, siblings
 from agent.local.eligibility import eligible, is_injection
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.reformulator import PREMISE_PREFIX
-from agent.local.scoring import score_sentences
+from agent.local.scoring import SentenceScore, score_sentences
+from agent.local.selection import candidate_idf
 from agent.local.text import anchor_coverage, anchor_terms, content_terms, coverage, split_sentences, term_set
 from agent.types import (
     AuditResult,
@@ -49,7 +50,7 @@ from agent.types import (
     SupportLabel,
     Verdict,
 )
-from agent.verify import find_quote
+from agent.verify import eligibility, find_quote
 
 _MAX_SENTENCE_CHARS = 600
 
@@ -69,8 +70,14 @@ class AuditorParams:
     premise_contradict_min: float = 0.45
     # The premise counts as asserted by a sentence at least this close to it.
     premise_support_min: float = 0.42
-    # Share of the ranking that answer fit decides (the rest is support).
-    type_weight: float = 0.3
+    # Which sentence answers a need: agent.local.selection's logistic model (weights in the
+    # order of its FEATURES) and the probabilities that make a fact SUPPORTED / a sentence
+    # worth stating at all. Fitted and chosen by bench/calibrate_selection.py on the devbench
+    # calibration half (about 1 candidate in 40 holds a gold span, hence the small values).
+    selection_weights: tuple[float, ...] = (0.7341, 0.6226, 0.7337, 1.0908, 0.3401, -0.1266, 0.8588, 1.0319)
+    selection_bias: float = -6.0983
+    answer_min: float = 0.04
+    answer_partial_min: float = 0.04
     sentences_per_fact: int = 2
     # Two quotes sharing this share of their terms say the same thing: keep one.
     duplicate_jaccard: float = 0.7
@@ -130,57 +137,25 @@ class LocalAuditor:
             return AuditResult(verdict=Verdict.CLARIFY, reason=reason, missing=[question])
         facts = _facts(question, plan)
         cands = self._candidates(facts, plan.premise, sources)
-        texts = [c.quote for c in cands]
         vecs = self._vectors(facts + ([plan.premise] if plan.premise else []) + [c.raw or c.quote for c in cands])
         fact_vecs = vecs[: len(facts)]
         premise_vec = vecs[len(facts)] if plan.premise else None
         sent_vecs = vecs[len(facts) + (1 if plan.premise else 0):]
         sibling_map = siblings(s.text for s in sources)
-
-        # Terms mentioned anywhere in the retrieved chunks of each document (with its title).
-        doc_terms: dict[object, set[str]] = defaultdict(set)
-        for source in sources:
-            doc_terms[_doc_key(source)] |= term_set(f"{source.document_title} {source.section} {source.text}")
+        doc_terms = _doc_terms(sources)
 
         # Terms many candidates share say little about which one answers: rarer ones
         # ("default" among sentences that all say "pooling strategy") decide the ranking.
-        df: dict[str, int] = defaultdict(int)
-        for cand in cands:
-            for t in cand.terms:
-                df[t] += 1
-        idf = {t: math.log(1 + len(cands) / (1 + n)) for t, n in df.items()}
+        idf = candidate_idf([c.terms for c in cands])
 
         audits: list[FactAudit] = []
         missing: list[str] = []
         conflicts: list[Conflict] = []
         for fact, fvec in zip(facts, fact_vecs):
-            need = need_of(fact)
-            scores = score_sentences(fact, fvec, texts, sent_vecs, w_coverage=p.w_coverage)
-            anchors = anchor_terms(fact)
-            terms = content_terms(fact)
-            ranked = []
-            for sc in scores:
-                cand = cands[sc.index]
-                # The sentence before counts at half weight: "The default is MEAN." answers
-                # "which pooling strategy ..." after "We try three pooling strategies".
-                cov = sc.coverage + 0.5 * (coverage(terms, cand.terms | term_set(cand.context)) - sc.coverage)
-                support = max(sc.support, p.w_coverage * cov + (1 - p.w_coverage) * sc.similarity)
-                if support < p.partial_min:
-                    continue
-                fit = offers(need, fact, cand.quote, context=cand.context)
-                if fit <= 0:
-                    continue
-                if anchors and anchor_coverage(anchors, doc_terms[_doc_key(sources[cand.source_index])]) < p.anchor_min:
-                    continue
-                # A term no candidate has (a name only the title carries) tells none apart.
-                weights = {t: idf[t] for t in terms if t in idf}
-                total = sum(weights.values())
-                weighted = sum(w for t, w in weights.items() if t in cand.terms) / total if total else 0.0
-                ranked.append(((1 - p.type_weight) * (support + weighted) / 2 + p.type_weight * fit, support, sc))
-            ranked.sort(key=lambda r: -r[0])
+            scores, ranked = self._rank(fact, fvec, cands, sent_vecs, sources, doc_terms, idf)
             picked: list[SupportingSentence] = []
             picked_terms: list[set[str]] = []
-            for _, support, sc in ranked:
+            for answers, support, sc, _ in ranked:
                 if len(picked) >= p.sentences_per_fact:
                     break
                 cand = cands[sc.index]
@@ -190,14 +165,14 @@ class LocalAuditor:
                 start = find_quote(cand.quote, source.text)
                 if start < 0:
                     continue
-                label = SupportLabel.SUPPORTED if support >= p.support_min else SupportLabel.PARTIAL
+                label = SupportLabel.SUPPORTED if answers >= p.answer_min else SupportLabel.PARTIAL
                 picked.append(SupportingSentence(
-                    chunk_id=source.chunk_id, quote=cand.quote, label=label, score=round(support, 4),
+                    chunk_id=source.chunk_id, quote=cand.quote, label=label, score=round(answers, 4),
                     verified=True, quote_start=start,
                 ))
                 picked_terms.append(cand.terms)
-            conflict = self._conflict(fact, picked, [cands[sc.index] for _, _, sc in ranked[:6]], sources,
-                                      {sc.index: support for _, support, sc in ranked}, cands, sibling_map)
+            conflict = self._conflict(fact, picked, [cands[sc.index] for _, _, sc, _ in ranked[:6]], sources,
+                                      {sc.index: support for _, support, sc, _ in ranked}, cands, sibling_map)
             if conflict is not None:
                 conflicts.append(conflict)
             label = picked[0].label if picked else SupportLabel.UNSUPPORTED
@@ -225,6 +200,57 @@ class LocalAuditor:
         verdict, reason = _verdict(audits, premise, conflicts, can_retry)
         return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
                            reason=reason)
+
+    def _rank(self, fact: str, fvec: np.ndarray, cands: list[_Candidate], sent_vecs: np.ndarray,
+              sources: list[Source], doc_terms: dict[object, set[str]], idf: dict[str, float],
+              ) -> tuple[list[SentenceScore], list[tuple[float, float, SentenceScore, np.ndarray]]]:
+        """Every candidate that may answer the fact, best first: (P(it answers), support, score,
+        features). The probability is agent.local.selection's logistic model over answer fit,
+        IDF-weighted coverage, similarity and the chunk's rank (AuditorParams.selection_*)."""
+        p = self.params
+        need = need_of(fact)
+        scores = score_sentences(fact, fvec, [c.quote for c in cands], sent_vecs, w_coverage=p.w_coverage)
+        anchors = anchor_terms(fact)
+        terms = content_terms(fact)
+        ranked = []
+        for sc in scores:
+            cand = cands[sc.index]
+            context_terms = term_set(cand.context)
+            # The sentence before counts at half weight: "The default is MEAN." answers
+            # "which pooling strategy ..." after "We try three pooling strategies".
+            cov = sc.coverage + 0.5 * (coverage(terms, cand.terms | context_terms) - sc.coverage)
+            support = max(sc.support, p.w_coverage * cov + (1 - p.w_coverage) * sc.similarity)
+            fit = offers(need, fact, cand.quote, context=cand.context)
+            # A quote the verifier would drop (a fragment of a few words) cannot answer.
+            if fit <= 0 or eligibility(cand.quote):
+                continue
+            if anchors and anchor_coverage(anchors, doc_terms[_doc_key(sources[cand.source_index])]) < p.anchor_min:
+                continue
+            x = selection.features(need, terms, anchors, idf, selection.Pair(
+                support, sc.similarity, cand.terms, context_terms, fit, cand.source_index))
+            answers = selection.probability(x, p.selection_weights, p.selection_bias)
+            if answers < p.answer_partial_min:
+                continue
+            ranked.append((answers, support, sc, x))
+        ranked.sort(key=lambda r: -r[0])
+        return scores, ranked
+
+    def rank_sentences(self, question: str, plan: Plan, sources: list[Source],
+                       ) -> list[list[tuple[str, int, float, np.ndarray]]]:
+        """Per fact of the plan, every candidate sentence as (quote, chunk id, P(answers),
+        features), best first: what audit() chooses from (bench/calibrate_selection.py fits
+        the model on these)."""
+        facts = _facts(question, plan)
+        cands = self._candidates(facts, plan.premise, sources)
+        vecs = self._vectors(facts + [c.raw or c.quote for c in cands])
+        doc_terms = _doc_terms(sources)
+        idf = candidate_idf([c.terms for c in cands])
+        out = []
+        for fact, fvec in zip(facts, vecs[: len(facts)]):
+            _, ranked = self._rank(fact, fvec, cands, vecs[len(facts):], sources, doc_terms, idf)
+            out.append([(cands[sc.index].quote, sources[cands[sc.index].source_index].chunk_id, answers, x)
+                        for answers, _, sc, x in ranked])
+        return out
 
     def _conflict(self, fact: str, picked: list[SupportingSentence], near: list[_Candidate],
                   sources: list[Source], support: dict[int, float], cands: list[_Candidate],
@@ -358,6 +384,14 @@ def _weighted_share(terms: list[str], cand: _Candidate, idf: dict[str, float]) -
 
 def _doc_key(source: Source) -> object:
     return source.document_id if source.document_id is not None else source.document_title
+
+
+def _doc_terms(sources: list[Source]) -> dict[object, set[str]]:
+    """Terms mentioned anywhere in the retrieved chunks of each document (with its title)."""
+    doc_terms: dict[object, set[str]] = defaultdict(set)
+    for source in sources:
+        doc_terms[_doc_key(source)] |= term_set(f"{source.document_title} {source.section} {source.text}")
+    return doc_terms
 
 
 def _facts(question: str, plan: Plan) -> list[str]:

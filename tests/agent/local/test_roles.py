@@ -135,7 +135,7 @@ def test_a_whole_paper_summary_is_declined_plainly(ask):
 def test_thresholds_are_parameters_of_the_role(embed):
     question = "Which optimizer is used to train Quillstone?"
     plan = RulePlanner().plan(question)
-    strict = LocalAuditor(embed=embed, params=AuditorParams(support_min=0.99, partial_min=0.98))
+    strict = LocalAuditor(embed=embed, params=AuditorParams(answer_min=0.999, answer_partial_min=0.998))
     assert strict.audit(question, plan, PAPER, can_retry=False).verdict == Verdict.INSUFFICIENT_REFUSE
     assert LocalAuditor(embed=embed).audit(question, plan, PAPER, can_retry=False).verdict == Verdict.SUFFICIENT
 

@@ -1,0 +1,127 @@
+"""Which candidate sentence answers a need: a small logistic model over features of the
+(need, sentence) pair, shared by the local auditor and its calibration
+(bench/calibrate_selection.py).
+
+The features say whether the sentence *answers* the need, not only whether it is on topic:
+
+- support: the auditor's blend of term coverage and cosine similarity (agent.local.scoring),
+  with the sentence before counted at half weight;
+- similarity: cosine of the two embeddings alone;
+- idf_coverage: the need's content terms found in the sentence, each weighted by how rare it
+  is among the candidates (terms every candidate shares tell none apart);
+- idf_context: the same over the sentence and the one before it ("The default is MEAN."
+  after "We try three pooling strategies");
+- answer_fit: agent.local.answer_type.offers (a number next to the focus for "how many",
+  a name for "which", a reason for "why", ...);
+- focus: the need's focus noun ("how many *heads*") is in the sentence itself (1), only in
+  the sentence before (0.5), or nowhere (0); 0.5 when the need has no focus;
+- anchors: share of the need's names, acronyms and numbers that the sentence (with the one
+  before and its document's title) mentions;
+- chunk_rank: 1 / (1 + rank / 5) of the sentence's chunk among the retrieved ones.
+
+The weights are fields of agent.local.auditor.AuditorParams, fitted on the devbench
+calibration half (its verbatim evidence spans label the sentences that answer); nothing
+here is a tuned constant.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from agent.local.answer_type import Need
+from agent.local.text import anchor_coverage, coverage
+
+FEATURES = ("support", "similarity", "idf_coverage", "idf_context", "answer_fit", "focus", "anchors",
+            "chunk_rank")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """What the auditor knows of one (need, candidate sentence) pair."""
+
+    support: float
+    similarity: float
+    sentence_terms: set[str]
+    context_terms: set[str]  # the sentence before and the document title
+    fit: float
+    source_rank: int
+
+
+def features(need: Need, terms: list[str], anchors: list[str], idf: dict[str, float], pair: Pair) -> np.ndarray:
+    weights = {t: idf.get(t, 0.0) for t in terms}
+    total = sum(weights.values())
+    with_context = pair.sentence_terms | pair.context_terms
+    idf_cov = sum(w for t, w in weights.items() if t in pair.sentence_terms) / total if total else 0.0
+    idf_ctx = sum(w for t, w in weights.items() if t in with_context) / total if total else 0.0
+    if not need.focus:
+        focus = 0.5
+    elif set(need.focus) & pair.sentence_terms:
+        focus = 1.0
+    elif set(need.focus) & pair.context_terms:
+        focus = 0.5
+    else:
+        focus = 0.0
+    anchor = anchor_coverage(anchors, with_context) if anchors else coverage(terms, with_context)
+    return np.array([pair.support, pair.similarity, idf_cov, idf_ctx, pair.fit, focus, anchor,
+                     1.0 / (1.0 + pair.source_rank / 5)], dtype=np.float64)
+
+
+def candidate_idf(term_sets: list[set[str]]) -> dict[str, float]:
+    """Inverse document frequency of each term over the candidate sentences."""
+    df: dict[str, int] = {}
+    for terms in term_sets:
+        for t in terms:
+            df[t] = df.get(t, 0) + 1
+    n = len(term_sets)
+    return {t: math.log(1 + n / (1 + k)) for t, k in df.items()}
+
+
+def probability(x: np.ndarray, weights: tuple[float, ...], bias: float) -> float:
+    """P(the sentence answers the need) under the fitted logistic model."""
+    z = float(np.dot(x, np.asarray(weights, dtype=np.float64))) + bias
+    return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+
+def fit_listwise(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, l2: float = 1.0,
+                 iterations: int = 300, rate: float = 0.5) -> np.ndarray:
+    """Weights of a conditional logit: within each group (the candidates of one fact) the
+    softmax of x @ w puts its mass on the positive candidates. This fits the *choice* among
+    a fact's candidates, which a pointwise model confuses with how easy each fact is.
+    Groups without a positive are left out. Gradient descent on the mean negative log
+    likelihood + l2 / 2 * |w|^2."""
+    keep = [g for g in np.unique(groups) if y[groups == g].any()]
+    parts = [(x[groups == g], y[groups == g] > 0) for g in keep]
+    w = np.zeros(x.shape[1])
+    for _ in range(iterations):
+        grad = l2 * w
+        for xg, pos in parts:
+            z = xg @ w
+            p = np.exp(z - z.max())
+            p /= p.sum()
+            q = pos / pos.sum()  # the target: the positives share the mass
+            grad += xg.T @ (p - q) / len(parts)
+        w -= rate * grad
+    return w
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, *, l2: float = 1.0, iterations: int = 50,
+                 sample_weight: np.ndarray | None = None) -> tuple[tuple[float, ...], float]:
+    """L2-regularised logistic regression by Newton's method (the bias is not penalised)."""
+    n, d = x.shape
+    xb = np.hstack([x, np.ones((n, 1))])
+    sw = np.ones(n) if sample_weight is None else sample_weight
+    w = np.zeros(d + 1)
+    penalty = np.full(d + 1, l2)
+    penalty[-1] = 0.0
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(xb @ w, -30, 30)))
+        grad = xb.T @ (sw * (p - y)) + penalty * w
+        hess = (xb * (sw * p * (1 - p))[:, None]).T @ xb + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return tuple(round(float(v), 4) for v in w[:-1]), round(float(w[-1]), 4)

@@ -1,0 +1,142 @@
+"""Answer-sentence selection (agent.local.selection through LocalAuditor): the sentence that
+holds what the question asks for wins over sentences that are merely on topic, wherever its
+chunk ranked. Passages and questions are written for these tests (fictional papers), with
+the real offline embedder and the fitted AuditorParams defaults."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.local.auditor import LocalAuditor
+from agent.local.generator import ExtractiveGenerator
+from agent.local.planner import RulePlanner
+from agent.local.selection import FEATURES, fit_logistic, probability
+from agent.types import Outcome
+from agent.verify import CitationVerifier
+from tests.agent.local.conftest import make_source
+
+BRINDLE = "Brindle: Shallow Encoders for Legal Search"
+CHUNKS = [
+    make_source(1, "Brindle relies on multi-head attention in every encoder layer, which lets the model attend "
+                   "to clauses and their cross-references jointly. Attention heads are what make Brindle fast.",
+                title=BRINDLE),
+    make_source(2, "Masking is central to the pretraining objective of Brindle, as it is for most encoders. "
+                   "We pretrain on statutes and court opinions for two weeks.", title=BRINDLE),
+    make_source(3, "Brindle uses 6 encoder layers in its full-size model. Each layer has 12 attention heads of dimension 32. "
+                   "During pretraining Brindle masks 20% of the input tokens at random.", title=BRINDLE),
+    make_source(4, "The Brindle benchmark extends the LexGLUE collection with 4,000 new queries written by "
+                   "lawyers. We release the benchmark under an open licence.", title=BRINDLE),
+]
+
+
+@pytest.fixture
+def ask(embed):
+    planner, auditor, generator, verifier = (RulePlanner(), LocalAuditor(embed=embed),
+                                             ExtractiveGenerator(embed=embed), CitationVerifier())
+
+    def run(question: str, sources=CHUNKS):
+        plan = planner.plan(question)
+        audit = auditor.audit(question, plan, sources, can_retry=False)
+        return audit, verifier.verify(generator.generate(question, sources, audit), sources)
+
+    return run
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("How many attention heads are in each Brindle layer?", "12 attention heads"),
+    ("What share of input tokens does Brindle mask when pretraining?", "20%"),
+    ("What is the dimension of each Brindle attention head?", "dimension 32"),
+    ("Which collection does the Brindle benchmark build on?", "LexGLUE"),
+])
+def test_the_sentence_that_holds_the_asked_value_is_quoted_first(ask, question, expected):
+    # The on-topic sentences of chunks 1 and 2 rank above chunk 3 and share more words with
+    # the question; the value asked for is only in chunks 3 and 4.
+    _, answer = ask(question)
+    assert answer.outcome in (Outcome.ANSWER, Outcome.PARTIAL)
+    assert expected in answer.sentences[0].text
+
+
+def test_an_answer_is_one_to_three_sentences_without_repeats(ask):
+    _, answer = ask("How many encoder layers and attention heads does Brindle use?")
+    assert 1 <= len(answer.sentences) <= 3
+    texts = [s.text for s in answer.sentences]
+    assert len(set(texts)) == len(texts)
+    assert any("6 encoder layers" in t for t in texts) and any("12 attention heads" in t for t in texts)
+
+
+def test_a_question_about_something_absent_is_refused(ask):
+    _, answer = ask("How many GPUs were used to pretrain Brindle?")
+    assert answer.outcome == Outcome.REFUSAL
+
+
+def test_the_model_is_a_role_parameter_that_changes_the_choice(embed):
+    question = "How many attention heads are in each Brindle layer?"
+    plan = RulePlanner().plan(question)
+    fitted = LocalAuditor(embed=embed).rank_sentences(question, plan, CHUNKS)[0]
+    assert "12 attention heads" in fitted[0][0]
+    # With answer fit and focus weighted against, the on-topic sentence wins: the choice is the model's.
+    from dataclasses import replace
+
+    auditor = LocalAuditor(embed=embed)
+    weights = list(auditor.params.selection_weights)
+    weights[FEATURES.index("answer_fit")] = -5.0
+    weights[FEATURES.index("focus")] = -5.0
+    flipped = LocalAuditor(embed=embed, params=replace(auditor.params, selection_weights=tuple(weights),
+                                                      answer_partial_min=0.0))
+    assert "12 attention heads" not in flipped.rank_sentences(question, plan, CHUNKS)[0][0][0]
+
+
+def test_fit_logistic_separates_and_orders():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 2))
+    y = (x[:, 0] - 0.5 * x[:, 1] > 0).astype(float)
+    weights, bias = fit_logistic(x, y, l2=0.1)
+    assert weights[0] > 0 > weights[1]
+    assert probability(np.array([2.0, -1.0]), weights, bias) > 0.9 > 0.1 > probability(np.array([-2.0, 1.0]),
+                                                                                          weights, bias)
+
+
+@pytest.mark.xfail(reason="answer fit looks for a number in the sentence itself: a value given only in a table "
+                          "cell the splitter drops (not prose) cannot be quoted", strict=True)
+def test_a_value_only_in_a_table_is_found(ask):
+    sources = [make_source(9, "Layers Heads Dim 6 12 32", title=BRINDLE),
+               make_source(10, "Brindle is described in Table 2, which lists its size.", title=BRINDLE)]
+    _, answer = ask("How many attention heads does Brindle have?", sources)
+    assert "12" in answer.text
+
+
+class _DepthRetriever:
+    """Returns CHUNKS[:k] and records each (query, k) asked for."""
+
+    def __init__(self):
+        self.asked = []
+
+    def retrieve(self, query, *, k):
+        self.asked.append((query, k))
+        return CHUNKS[:k]
+
+
+def test_a_pool_widens_only_the_question_s_own_search(embed):
+    from agent.configs import RunConfig, build_roles
+    from agent.loop import AgentLoop
+
+    question = "How many attention heads are in each Brindle layer?"
+    narrow, wide = (RunConfig("t", plan=True, audit=True, top_k=2, pool=pool) for pool in (0, 4))
+    plain = _DepthRetriever()
+    AgentLoop(narrow, build_roles(narrow, embed=embed), plain, concurrent=False).run(question)
+    assert plain.asked[0] == (question, 2)
+    deep = _DepthRetriever()
+    result = AgentLoop(wide, build_roles(wide, embed=embed), deep, concurrent=False).run(question)
+    assert deep.asked[0] == (question, 4)
+    assert result.answer.outcome == Outcome.ANSWER and "12 attention heads" in result.answer.sentences[0].text
+
+
+@pytest.mark.xfail(reason="the verifier rejects a quote of fewer than its minimum words as a fragment, so the "
+                          "auditor never chooses 'We used warmup_steps = 2500.' (the sentence before it has no "
+                          "value); quoting two adjacent sentences as one would be needed", strict=True)
+def test_a_value_in_a_very_short_sentence_is_found(ask):
+    sources = [make_source(21, "The learning rate increases linearly for the first warmup_steps training steps and "
+                               "decays afterwards. We used warmup_steps = 2500.", title=BRINDLE)]
+    _, answer = ask("How many warmup steps does Brindle use?", sources)
+    assert answer.outcome == Outcome.ANSWER and "2500" in answer.sentences[0].text
