@@ -24,6 +24,7 @@ devbench, agent.local.calibration); see docs/benchmarks.md for held-out figures.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
