@@ -48,8 +48,12 @@ SUPPORT_MIN = 0.53
 # Weight of key-term coverage in the support score (the rest is embedding similarity);
 # the local auditor's calibrated weight (agent.local.scoring.W_COVERAGE).
 W_COVERAGE = 0.5
-# An answer-eligible quote has at least this many words of prose.
+# An answer-eligible quote has at least this many words of prose ...
 MIN_QUOTE_WORDS = 6
+# ... or is a short complete sentence: at least this many words, a capital first letter, a
+# full stop, a function word and a word in lower case that is not one ("We used
+# warmup_steps = 4000.", "The default is MEAN."). Headings, labels and cut-off pieces miss one.
+MIN_SHORT_SENTENCE_WORDS = 3
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 
@@ -181,10 +185,14 @@ def eligibility(quote: str) -> str:
         return "a caption label"
     if _SECTION_NUMBER.match(text) and len(tokens) <= 8 and not re.search(r"[.!?]$", text):
         return "a section heading"
-    if len(wordy) < MIN_QUOTE_WORDS:
-        return "a fragment, not a sentence"
     function_words = sum(1 for t in tokens if t.lower().strip(",.;:()") in _FUNCTION_WORDS)
-    if len(wordy) < 0.5 * len(tokens) or function_words < 2:
+    short = len(wordy) < MIN_QUOTE_WORDS
+    # A run-in heading ("Training Data and Batching.") capitalises every word but the small ones.
+    lower_content = any(t[:1].islower() and t.lower().strip(",.;:()") not in _FUNCTION_WORDS for t in wordy)
+    complete = text[:1].isupper() and text.endswith((".", "!")) and function_words >= 1 and lower_content
+    if short and not (complete and len(wordy) >= MIN_SHORT_SENTENCE_WORDS):
+        return "a fragment, not a sentence"
+    if len(wordy) < 0.5 * len(tokens) or function_words < (1 if short else 2):
         # "big 6 1024 4096 16 0.3 300K 4.33 26.4 213", "(2014) [37] semi-supervised 92.1
         # Transformer (4 layers)": table rows, whose columns the quote does not name. Prose
         # has function words; rows and labels have almost none.

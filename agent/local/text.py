@@ -6,7 +6,13 @@ import re
 from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.@_/]*[A-Za-z0-9%]|[A-Za-z0-9%]")
-NUMBER = re.compile(r"(?<![A-Za-z])(\d+(?:[.,]\d+)*)\s*(%|x\b|percent)?")
+NUMBER = re.compile(r"(?<![A-Za-z0-9_])(\d+(?:[.,]\d+)*)\s*(%|x\b|percent)?")
+# Numbers that name a part of the paper or a reference, not a value: "§6", "Section 3.2",
+# "Table 4", "Fig. 2", "Eq. (5)", "Appendix B.1", "[12, 14]".
+LABEL_NUMBER = re.compile(
+    r"(?:§\s*|\b(?:Sections?|Sec\.|Tables?|Figures?|Figs?\.|Eqs?\.|Equations?|Appendix|Algorithm|Chapter)\s+)"
+    r"\(?(?:[A-Z](?:\.\d+)*|\d+(?:\.\d+)*)\)?|\[\d+(?:\s*[,\u2013-]\s*\d+)*\]"
+)
 
 STOPWORDS = frozenset(
     ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "either", "else", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "however", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "nor", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "thus", "to", "too", "under", "until", "up", "upon", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "paper", "papers", "authors", "author", "according", "use", "used", "using", "uses", "study", "report", "reported", "reports", "describe", "described", "show", "shown", "shows", "find", "found", "work", "get", "gets", "got", "make", "makes", "made", "give", "gives", "given", "much", "many", "one", "two", "way", "ways", "whether", "reach", "reaches", "e.g", "i.e", "et", "al", "vs", "via", "per"]
@@ -141,9 +147,10 @@ def anchor_coverage(anchors: list[str], bag: set[str]) -> float:
 
 
 def numbers(text: str) -> set[str]:
-    """Numbers with their unit where one is given ("2.58%", "25%", "4000")."""
+    """Numbers with their unit where one is given ("2.58%", "25%", "4000"); labels such as
+    "Table 4" or "§6" and citation brackets are not values."""
     out = set()
-    for value, unit in NUMBER.findall(text):
+    for value, unit in NUMBER.findall(LABEL_NUMBER.sub(" ", text)):
         value = value.replace(",", "")
         unit = "%" if unit in ("%", "percent") else (unit or "")
         out.add(value + unit)

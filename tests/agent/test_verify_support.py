@@ -27,6 +27,7 @@ SOURCES = [
 
 @pytest.mark.parametrize("quote", [
     "5.4 Regularization", "6.2 Model Variations", "Table 3:", "Figure 2: Accuracy", "the held-out split",
+    "Results on the test set", "Encoder depth.", "in the second", "Training Data and Batching.",
     "big 6 1024 4096 16 0.3 300K 4.33 26.4 213", "What is the learning rate of the small encoder model?",
 ])
 def test_headings_labels_fragments_table_rows_and_questions_are_not_evidence(quote):
@@ -35,6 +36,9 @@ def test_headings_labels_fragments_table_rows_and_questions_are_not_evidence(quo
 
 def test_a_sentence_of_prose_is_evidence():
     assert eligibility(WARMUP) == ""
+    # A short sentence is evidence when it is a complete one.
+    assert eligibility("We used warmup_steps = 4000.") == ""
+    assert eligibility("The default pooling is MEAN.") == ""
     assert eligibility("3.1 Encoder and Decoder Stacks Encoder: The encoder is composed of a stack of N = 6 "
                        "identical layers.") == ""
 

@@ -132,9 +132,6 @@ def test_a_pool_widens_only_the_question_s_own_search(embed):
     assert result.answer.outcome == Outcome.ANSWER and "12 attention heads" in result.answer.sentences[0].text
 
 
-@pytest.mark.xfail(reason="the verifier rejects a quote of fewer than its minimum words as a fragment, so the "
-                          "auditor never chooses 'We used warmup_steps = 2500.' (the sentence before it has no "
-                          "value); quoting two adjacent sentences as one would be needed", strict=True)
 def test_a_value_in_a_very_short_sentence_is_found(ask):
     sources = [make_source(21, "The learning rate increases linearly for the first warmup_steps training steps and "
                                "decays afterwards. We used warmup_steps = 2500.", title=BRINDLE)]
