@@ -69,6 +69,7 @@ def test_every_operation_conforms_to_the_schema_and_never_fails_with_500(api_wor
     from knowledge.api_schema import SchemaApi
     from portal.wsgi import application
     from tests.api_support import WEB_MARKER, enable_web_search
+    from tests.factories import thread_of
 
     # With web search on, every endpoint exists and the web fields are in the schema and the
     # bodies (docs/web-search.md); the schema is built per process, so build it afresh.
@@ -107,7 +108,9 @@ def test_every_operation_conforms_to_the_schema_and_never_fails_with_500(api_wor
         if params and operation.method.upper() != "DELETE":
             fixed = {**real}
             if "id" in params:
-                fixed["id"] = api_world.run.pk if "/runs/" in operation.path else api_world.document.pk
+                fixed["id"] = (api_world.run.pk if "/runs/" in operation.path
+                               else thread_of(api_world).pk if "/threads/" in operation.path
+                               else api_world.document.pk)
             if "username" in params:
                 fixed["username"] = "bob"
             if "marker" in params:
