@@ -113,7 +113,13 @@ def runs_on(before: str, after: str) -> bool:
     never followed by a lower-case sentence start, so headings still stand alone.
     """
     before, after = before.rstrip(), after.lstrip()
-    return bool(before) and bool(after) and before[-1] not in _CLOSING and after[0].islower()
+    if not before or not after or before[-1] in _CLOSING or not after[0].islower():
+        return False
+    # A numbered heading broken over two lines ("5 The Effectiveness of X" / "with Y") is
+    # still a heading: it stands alone, and its second line is split off as usual.
+    paragraph = before.rsplit("\n\n", 1)[-1].strip()
+    heading = _SECTION_NUMBER.match(paragraph) and len(paragraph.split()) <= _MAX_TITLE_WORDS
+    return not (heading or paragraph.lower() in NAMED_SECTIONS)
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

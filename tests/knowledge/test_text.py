@@ -50,6 +50,8 @@ def test_a_sentence_cut_by_a_page_or_column_break_runs_on_across_the_blank_line(
     assert split_sentences("The tagger is small.\n\nresults follow below.") == [
         "The tagger is small.", "results follow below."]
     assert split_sentences("Training details\n\nWe train for two days.") == ["Training details", "We train for two days."]
+    # A numbered heading broken over two lines does not run into the text.
+    assert split_sentences("4 Tuning the Tagger\n\nwith Small Data We tune it twice.")[0] == "4 Tuning the Tagger"
 
 
 @pytest.mark.parametrize(
