@@ -97,7 +97,7 @@ def run_claim(run_id: int) -> Run | None:
     with transaction.atomic():
         claimed = claimable.filter(attempts__lt=MAX_ATTEMPTS).update(
             status=Run.Status.RUNNING, started_at=now, updated_at=now, attempts=F("attempts") + 1,
-            stage="PLANNING", progress_current=0,
+            stage="PLANNING", progress_current=0, answer_preview="",
         )
         if claimed == 1:
             RunStep.objects.filter(run_id=run_id).delete()
@@ -139,6 +139,7 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     (the task), which marks the run FAILED with a reason.
     """
     from agent.configs import RunConfig, build_roles
+    from agent.llm_roles import streaming_answer
     from agent.loop import AgentLoop, Stage, StepRecord
     from agent.retrieval import CollectionRetriever, ThreadRetriever, portal_embed
     from agent.types import STEP_SCHEMA_VERSION
@@ -181,11 +182,36 @@ def run_execute(*, run_id: int, roles=None, retriever=None) -> Run | None:
     started = time.perf_counter()
     loop = AgentLoop(config, roles, retriever, on_step=on_step, on_stage=on_stage, concurrent=concurrent,
                      retrieval_usage=retrieval_usage)
-    result = loop.run(run.question)
+    sink = _preview_writer(run.pk) if backend != "local" and settings.LLM_STREAM else None
+    with streaming_answer(sink):
+        result = loop.run(run.question)
     latency = int((time.perf_counter() - started) * 1000)
     _save_result(run, result, latency)
     run.refresh_from_db()
     return run
+
+
+# The preview is written at most this often: a model streams tens of tokens a second, and
+# the page polls once a second.
+PREVIEW_WRITE_SECONDS = 0.4
+
+
+def _preview_writer(run_id: int):
+    """A sink for agent.llm_roles.streaming_answer: the answer so far into Run.answer_preview.
+
+    Touches updated_at, so the run page's polling cursor changes and it re-renders.
+    """
+    last = [0.0]
+
+    def write(text: str) -> None:
+        now = time.monotonic()
+        if now - last[0] < PREVIEW_WRITE_SECONDS:
+            return
+        last[0] = now
+        Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+            answer_preview=text[:20000], updated_at=timezone.now())
+
+    return write
 
 
 @transaction.atomic
