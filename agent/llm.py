@@ -319,7 +319,7 @@ class LLMClient:
             attempt += 1
             retry_after: float | None = None
             try:
-                completion = self._create(kwargs, min(cfg.timeout, remaining), on_text)
+                completion = self._create(kwargs, min(cfg.timeout, remaining), on_text, deadline)
             except APITimeoutError:
                 last_kind, last_reason = "timeout", f"no reply within {min(cfg.timeout, remaining):.1f}s"
             except APIStatusError as exc:
@@ -362,11 +362,13 @@ class LLMClient:
             log.warning("LLM attempt %d failed (%s); retrying in %.2fs", attempt, last_reason, delay)
             self._sleep(delay)
 
-    def _create(self, kwargs: dict[str, Any], timeout: float, on_text: Callable[[str], None] | None) -> Any:
+    def _create(self, kwargs: dict[str, Any], timeout: float, on_text: Callable[[str], None] | None,
+                deadline: float) -> Any:
         """One completion; streamed when `on_text` is given, then shaped like a plain one.
 
-        The timeout bounds the connection and each wait for the next chunk, as the openai
-        client does for streams; the caller's budget still bounds the whole call.
+        For a stream the timeout bounds the connection and each wait for the next chunk (as
+        the openai client does), so the stream itself stops at `deadline`: a model still
+        writing when the call's budget is spent fails like a non-streamed call that timed out.
         """
         if on_text is None:
             return self._client.chat.completions.create(**kwargs, timeout=timeout)
@@ -384,6 +386,11 @@ class LLMClient:
                         parts.append(delta.content)
                         _notify(on_text, "".join(parts))
                     finish_reason = getattr(choice, "finish_reason", None) or finish_reason
+                if time.monotonic() > deadline and finish_reason is None:
+                    raise LLMError(
+                        f"LLM call gave up: the {self.config.budget_seconds:.0f}s budget was spent while the reply "
+                        f"was still being written ({len(''.join(parts))} characters so far)",
+                        kind="budget", attempts=1)
         message = SimpleNamespace(content="".join(parts), refusal=None)
         return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason=finish_reason)], usage=usage)
 

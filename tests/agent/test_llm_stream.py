@@ -4,6 +4,8 @@ the verified version with the removed sentences struck through."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from agent import services
@@ -47,6 +49,18 @@ def test_a_streamed_reply_cut_at_max_tokens_is_an_error(llm_settings, fake_opena
         LLMClient(llm_settings).chat(USER, max_tokens=10, on_text=seen.append)
     assert caught.value.kind == "truncated"
     assert seen and len(seen[-1]) == 40
+
+
+def test_a_stream_still_running_when_the_budget_is_spent_fails_like_a_timeout(llm_settings, fake_openai):
+    from dataclasses import replace
+
+    fake_openai.stream_delay = 0.05  # every chunk arrives well within the read timeout
+    fake_openai.queue(Reply(content='{"answer": "' + "word " * 40 + '"}'))
+    started = time.monotonic()
+    with pytest.raises(LLMError) as caught:
+        LLMClient(replace(llm_settings, budget_seconds=0.5)).chat(USER, on_text=lambda text: None)
+    assert caught.value.kind == "budget" and "still being written" in str(caught.value)
+    assert time.monotonic() - started < 1.5
 
 
 def test_a_failing_callback_does_not_cost_the_reply(llm_settings, fake_openai):
