@@ -222,7 +222,8 @@ def _clean_queries(queries: Sequence[str], *, exclude: Sequence[str] = (), limit
     seen = {q.strip().lower() for q in exclude}
     out: list[str] = []
     for q in queries:
-        q = re.sub(r"\s+", " ", q).strip()
+        # The model reads the question escaped ("Jiang &amp; Lin") and may copy it so.
+        q = re.sub(r"\s+", " ", prompts.unescape_data(q)).strip()
         if q and q.lower() not in seen:
             seen.add(q.lower())
             out.append(q)

@@ -202,3 +202,15 @@ def test_the_ask_form_says_which_model_answers(openai_settings, collection, alic
     assert "Answers are written by gpt-4o-mini (OpenAI-compatible API)." in client.get("/ask/").content.decode()
     settings.LLM_BACKEND = "local"
     assert "offline extractive backend" in client.get("/ask/").content.decode()
+
+
+def test_a_query_the_model_copied_from_the_escaped_prompt_is_unescaped(llm_settings, fake_openai):
+    # Seen with Qwen2.5-Coder-0.5B: "(Nogueira, Jiang &amp; Lin)" searched as such.
+    from agent import llm_roles
+    from agent.types import AuditResult, Plan, Verdict
+
+    fake_openai.queue(Reply(content={"sub_queries": ["T5 reranker (Nogueira, Jiang &amp; Lin) score"]}))
+    reformulator = llm_roles.LLMReformulator(LLMClient(llm_settings), reuse_audit_queries=False)
+    out = reformulator.reformulate("q?", Plan(sub_queries=["q?"]), AuditResult(verdict=Verdict.INSUFFICIENT_RETRY, missing=["m"]), ["q?"])
+    assert out.sub_queries == ["T5 reranker (Nogueira, Jiang & Lin) score"]
+
