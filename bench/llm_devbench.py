@@ -101,7 +101,8 @@ def main() -> None:
     log.write_text("")
     load = os.getloadavg()
     proc = server.start(spec, log=log)
-    label = f"{model.key[:24]}-{time.strftime('%H%M%S')}"
+    # A slug: benchmark_start slugifies the label it is given, and the runs are found by it.
+    label = f"{model.key[:24].replace('.', '')}-{time.strftime('%H%M%S')}"
     started = time.perf_counter()
     try:
         print(f"llama-server ready in {server.wait_ready(proc, spec.base_url, log=log):.1f} s", file=sys.stderr)
