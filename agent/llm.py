@@ -22,6 +22,9 @@ Failure policy, so that a run never hangs and always ends with a reason:
   instead of filling them in is blanked (`blank_echoes`).
 - Every failure is an `LLMError` whose message a person can read and whose `usage` holds
   what was spent before it failed, so the run records it as FAILED with that reason.
+- A caller that passes `on_text` gets the reply streamed (`stream=True`, usage in the last
+  chunk): `on_text` sees the text received so far after every chunk, so a page can show the
+  answer as it is written. The finished reply is then parsed and checked as any other.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -280,10 +284,13 @@ class LLMClient:
     # -- plain chat ------------------------------------------------------------------
 
     def chat(self, messages: Sequence[Message], *, response_format: dict[str, Any] | None = None,
-             temperature: float = 0.0, max_tokens: int | None = None) -> tuple[str, Usage]:
+             temperature: float = 0.0, max_tokens: int | None = None,
+             on_text: Callable[[str], None] | None = None) -> tuple[str, Usage]:
         """The assistant's reply text and its usage, retrying transient failures.
 
-        A reply cut at `max_tokens` raises LLMError(kind="truncated") with its usage.
+        A reply cut at `max_tokens` raises LLMError(kind="truncated") with its usage. With
+        `on_text`, the reply is streamed and `on_text` gets the text so far after each chunk
+        (a retried attempt starts again from the empty text).
         """
         from openai import (
             APIConnectionError,
@@ -312,7 +319,7 @@ class LLMClient:
             attempt += 1
             retry_after: float | None = None
             try:
-                completion = self._client.chat.completions.create(**kwargs, timeout=min(cfg.timeout, remaining))
+                completion = self._create(kwargs, min(cfg.timeout, remaining), on_text, deadline)
             except APITimeoutError:
                 last_kind, last_reason = "timeout", f"no reply within {min(cfg.timeout, remaining):.1f}s"
             except APIStatusError as exc:
@@ -355,6 +362,38 @@ class LLMClient:
             log.warning("LLM attempt %d failed (%s); retrying in %.2fs", attempt, last_reason, delay)
             self._sleep(delay)
 
+    def _create(self, kwargs: dict[str, Any], timeout: float, on_text: Callable[[str], None] | None,
+                deadline: float) -> Any:
+        """One completion; streamed when `on_text` is given, then shaped like a plain one.
+
+        For a stream the timeout bounds the connection and each wait for the next chunk (as
+        the openai client does), so the stream itself stops at `deadline`: a model still
+        writing when the call's budget is spent fails like a non-streamed call that timed out.
+        """
+        if on_text is None:
+            return self._client.chat.completions.create(**kwargs, timeout=timeout)
+        stream = self._client.chat.completions.create(
+            **kwargs, stream=True, stream_options={"include_usage": True}, timeout=timeout)
+        parts: list[str] = []
+        finish_reason = None
+        usage = None
+        with stream:
+            for chunk in stream:
+                usage = getattr(chunk, "usage", None) or usage
+                for choice in getattr(chunk, "choices", None) or []:
+                    delta = getattr(choice, "delta", None)
+                    if delta is not None and getattr(delta, "content", None):
+                        parts.append(delta.content)
+                        _notify(on_text, "".join(parts))
+                    finish_reason = getattr(choice, "finish_reason", None) or finish_reason
+                if time.monotonic() > deadline and finish_reason is None:
+                    raise LLMError(
+                        f"LLM call gave up: the {self.config.budget_seconds:.0f}s budget was spent while the reply "
+                        f"was still being written ({len(''.join(parts))} characters so far)",
+                        kind="budget", attempts=1)
+        message = SimpleNamespace(content="".join(parts), refusal=None)
+        return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason=finish_reason)], usage=usage)
+
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         # Full jitter (AWS architecture blog): uniform in [0, base * 2^(attempt-1)], so
         # many workers that hit a 429 together do not come back together.
@@ -381,11 +420,12 @@ class LLMClient:
     # -- structured output -----------------------------------------------------------
 
     def structured(self, messages: Sequence[Message], schema: type[M], *,
-                   max_tokens: int | None = None) -> tuple[M, Usage]:
+                   max_tokens: int | None = None, on_text: Callable[[str], None] | None = None) -> tuple[M, Usage]:
         """The reply parsed into `schema`, with the usage of every call it took (1 to 3).
 
         `max_tokens` defaults to `max_tokens_for(schema)`. String fields that echo the
-        instructions (system/task text, schema descriptions) come back empty.
+        instructions (system/task text, schema descriptions) come back empty. `on_text`
+        streams the raw reply (see `chat`).
         """
         messages = list(messages)
         max_tokens = max_tokens or max_tokens_for(schema)
@@ -406,7 +446,7 @@ class LLMClient:
                         "Reply again with only the corrected JSON object that follows the schema.")},
                 ]
             try:
-                text, u = self._structured_call(messages, schema, max_tokens)
+                text, u = self._structured_call(messages, schema, max_tokens, on_text)
             except LLMError as exc:
                 exc.usage = usage + exc.usage
                 raise
@@ -420,8 +460,8 @@ class LLMClient:
             kind="bad_reply", usage=usage,
         )
 
-    def _structured_call(self, messages: list[Message], schema: type[BaseModel],
-                         max_tokens: int | None = None) -> tuple[str, Usage]:
+    def _structured_call(self, messages: list[Message], schema: type[BaseModel], max_tokens: int | None = None,
+                         on_text: Callable[[str], None] | None = None) -> tuple[str, Usage]:
         """One request in the best output mode the server takes: json_schema, JSON mode, plain.
 
         Servers that do not know a response_format answer 400/422; we step down one mode
@@ -439,7 +479,7 @@ class LLMClient:
             else:
                 request, response_format = [*messages, hint], None
             try:
-                return self.chat(request, response_format=response_format, max_tokens=max_tokens)
+                return self.chat(request, response_format=response_format, max_tokens=max_tokens, on_text=on_text)
             except LLMError as exc:
                 if mode == "none" or exc.kind != "rejected" or exc.status not in (400, 422):
                     raise
@@ -447,6 +487,14 @@ class LLMClient:
                 log.warning("LLM server does not take response_format %s (%s); using %s from now on",
                             mode, exc, next_mode)
                 self._format_mode = next_mode
+
+
+def _notify(on_text: Callable[[str], None], text: str) -> None:
+    # A preview that cannot be shown (a database hiccup) must not cost the answer.
+    try:
+        on_text(text)
+    except Exception:
+        log.exception("streaming callback failed; the reply is still read to its end")
 
 
 def _parse(text: str, schema: type[M], instructions: Sequence[str] = ()) -> M:

@@ -20,6 +20,10 @@ completion token is generation time (issue: a real language model in the loop):
 So a simple answerable question costs 1 call, a comparison 2, and each retry 1 more. Every
 answer sentence is then checked by agent.verify (support, not presence).
 
+Streaming: inside `streaming_answer(sink)`, the call that writes the answer is streamed and
+`sink` gets the answer sentences written so far (`partial_answer_text` of the partial JSON),
+for the run page to show before the answer is checked.
+
 Wire schemas (`*Out`) bound every string and array (`maxLength`/`maxItems`, see `Text` and
 `Items`), so a grammar-constrained model cannot loop inside a field until `max_tokens`;
 agent.llm sizes `max_tokens` from them. A longer value from a server that ignores the
@@ -28,10 +32,13 @@ schema is cut to the bound rather than rejected.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol
 
@@ -66,7 +73,70 @@ PER_NEED = 4
 
 
 class ChatClient(Protocol):
-    def structured(self, messages: Sequence[dict[str, Any]], schema: type[Any]) -> tuple[Any, Usage]: ...
+    def structured(self, messages: Sequence[dict[str, Any]], schema: type[Any], *,
+                   on_text: Callable[[str], None] | None = None) -> tuple[Any, Usage]: ...
+
+
+# ---------------------------------------------------------------------------
+# Streaming the answer as it is written
+# ---------------------------------------------------------------------------
+
+# Where the answer being written goes (the run's preview), for the current run only: a
+# context variable, so a run executed in this thread never writes into another's.
+_ANSWER_SINK: ContextVar[Callable[[str], None] | None] = ContextVar("answer_sink", default=None)
+
+_ANSWER_KEY = re.compile(r'"answer"\s*:\s*\[')
+_TEXT_VALUE = re.compile(r'"text"\s*:\s*"((?:[^"\\]|\\.)*)(\\?)("?)')
+_INLINE_MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
+
+
+@contextmanager
+def streaming_answer(sink: Callable[[str], None] | None) -> Iterator[None]:
+    """Within the block, the LLM call that writes the answer streams its sentences to `sink`."""
+    token = _ANSWER_SINK.set(sink)
+    try:
+        yield
+    finally:
+        _ANSWER_SINK.reset(token)
+
+
+def partial_answer_text(raw: str) -> str:
+    """The answer sentences in a partial `AnswerOut` JSON reply, the last one possibly cut.
+
+    `{"needs":[...],"premise":{...},"answer":[{"text":"The base model has 6 la` gives
+    "The base model has 6 la". Sentence numbers written inline ("[3]") are left out: they are
+    the prompt's numbering, not the citations the reader will get.
+    """
+    key = _ANSWER_KEY.search(raw)
+    if key is None:
+        return ""
+    texts = []
+    for match in _TEXT_VALUE.finditer(raw, key.end()):
+        body = match.group(1)
+        try:
+            text = json.loads(f'"{body}"')
+        except ValueError:
+            # A \u escape cut in the middle: show what came before it.
+            text = json.loads('"' + re.sub(r"\\u[0-9a-fA-F]{0,3}$", "", body) + '"')
+        text = _INLINE_MARKER.sub("", prompts.unescape_data(text)).strip()
+        if text:
+            texts.append(text)
+    return " ".join(texts)
+
+
+def _answer_preview() -> Callable[[str], None] | None:
+    sink = _ANSWER_SINK.get()
+    if sink is None:
+        return None
+    last = [""]
+
+    def on_text(raw: str) -> None:
+        text = partial_answer_text(raw)
+        if text != last[0]:
+            last[0] = text
+            sink(text)
+
+    return on_text
 
 
 # ---------------------------------------------------------------------------
@@ -152,7 +222,8 @@ def _clean_queries(queries: Sequence[str], *, exclude: Sequence[str] = (), limit
     seen = {q.strip().lower() for q in exclude}
     out: list[str] = []
     for q in queries:
-        q = re.sub(r"\s+", " ", q).strip()
+        # The model reads the question escaped ("Jiang &amp; Lin") and may copy it so.
+        q = re.sub(r"\s+", " ", prompts.unescape_data(q)).strip()
         if q and q.lower() not in seen:
             seen.add(q.lower())
             out.append(q)
@@ -366,8 +437,12 @@ def _numbered_call(client: ChatClient, question: str, needs: Sequence[str], prem
     candidates = candidate_sentences(question, needs, premise, sources, embed=embed)
     if not candidates:
         return None, [], Usage()
-    out, usage = client.structured(
-        prompts.answer_messages(question, needs, premise, _groups(candidates, sources)), AnswerOut)
+    messages = prompts.answer_messages(question, needs, premise, _groups(candidates, sources))
+    on_text = _answer_preview()
+    if on_text is None:
+        out, usage = client.structured(messages, AnswerOut)
+    else:
+        out, usage = client.structured(messages, AnswerOut, on_text=on_text)
     return out, candidates, usage
 
 

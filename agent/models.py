@@ -68,6 +68,9 @@ class Run(models.Model):
     outcome = models.CharField(max_length=20, choices=OUTCOME_CHOICES, blank=True)
     verdict = models.CharField(max_length=40, blank=True)
     answer = models.TextField(blank=True)
+    # The answer as the model writes it, before verification (streamed LLM backends only);
+    # the run page shows it until `answer` replaces it.
+    answer_preview = models.TextField(blank=True)
     missing_evidence = models.TextField(blank=True)
     # Rephrasings the user can pick when the question was too vague (CLARIFY) or asked for
     # something the backend cannot do.

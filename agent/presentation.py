@@ -23,7 +23,7 @@ from agent.types import (
     VerifyStep,
     WebSearchStep,
 )
-from agent.verify import quote_span
+from agent.verify import neutralise_markers, quote_span
 
 MARKER_RE = re.compile(r"\[(\d+)\]")
 
@@ -83,6 +83,48 @@ def highlighted_html(chunk_text: str, quote: str, quote_start: int) -> SafeStrin
     return format_html(
         "{}<mark>{}</mark>{}", chunk_text[:start], chunk_text[start:end], chunk_text[end:]
     )
+
+
+@dataclass
+class RemovedSentence:
+    text: str
+    why: str
+
+
+_DETAIL_RE = re.compile(r"\(([^()]*)\)$")
+
+
+def _why_removed(reason: str) -> str:
+    """The verifier's reason (agent.verify.CitationVerifier: `dropped`) in a reader's words."""
+    detail = _DETAIL_RE.search(reason)
+    detail_text = detail.group(1) if detail else ""
+    if reason.startswith("unsupported"):
+        return "not supported by its quote" + (f" ({detail_text})" if detail_text else "")
+    if detail_text == "quote not in the chunk":
+        return "its quote is not in the cited passage"
+    if detail_text.startswith("its quote is"):
+        return detail_text
+    return "no citation supports it"
+
+
+def removed_sentences(answer: str, generate: Step | None, verify: Step | None) -> list[RemovedSentence]:
+    """The draft's sentences that verification removed, each with why, in draft order.
+
+    A sentence counts as removed when the verifier gave a reason naming it and it is not in
+    the final answer (a sentence with two citations keeps the one that held).
+    """
+    if not isinstance(generate, GenerateStep) or not isinstance(verify, VerifyStep):
+        return []
+    out: list[RemovedSentence] = []
+    for sentence in generate.sentences:
+        text = neutralise_markers(sentence.text).strip()
+        if not text or text in answer:
+            continue
+        reasons = [d for d in verify.dropped if sentence.text[:80] in d]
+        if reasons:
+            # The first reason is the cause; a later "without a supporting citation" its effect.
+            out.append(RemovedSentence(text=text, why=_why_removed(reasons[0])))
+    return out
 
 
 @dataclass

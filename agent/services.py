@@ -142,7 +142,8 @@ def _run_reset(run_id: int) -> None:
 # The lifecycle of a Run row (knowledge.jobs): claim, progress, end, sweep.
 RUN_JOB = JobKind(
     name="runs", model=Run, task="agent.tasks.answer_run", time_limit_setting="ANSWER_TIME_LIMIT",
-    doing="while answering", claimed={"stage": "PLANNING", "progress_current": 0}, stopped={"stage": ""},
+    doing="while answering", claimed={"stage": "PLANNING", "progress_current": 0, "answer_preview": ""},
+    stopped={"stage": ""},
     requeued={"progress_current": 0}, reset=_run_reset,
 )
 
@@ -207,6 +208,7 @@ def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None, web_e
     (the task), which marks the run FAILED with a reason.
     """
     from agent.configs import RunConfig, build_roles
+    from agent.llm_roles import streaming_answer
     from agent.loop import AgentLoop, Stage, StepRecord
     from agent.retrieval import CollectionRetriever, MultiCollectionRetriever, ThreadRetriever, portal_embed
     from agent.types import STEP_SCHEMA_VERSION
@@ -261,13 +263,38 @@ def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None, web_e
     web = _web_route(run, web_evidence)
     loop = AgentLoop(config, roles, retriever, on_step=on_step, on_stage=on_stage, concurrent=concurrent,
                      retrieval_usage=retrieval_usage, web=web)
-    result = loop.run(run.asked_as)
+    sink = _preview_writer(run.pk) if backend != "local" and settings.LLM_STREAM else None
+    with streaming_answer(sink):
+        result = loop.run(run.asked_as)
     if rewrite_usage is not None:
         result.usage = result.usage + rewrite_usage
     latency = int((time.perf_counter() - started) * 1000)
     _save_result(run, result, latency, fetched=web.evidence.fetched if web else None)
     run.refresh_from_db()
     return run
+
+
+# The preview is written at most this often: a model streams tens of tokens a second, and
+# the page polls once a second.
+PREVIEW_WRITE_SECONDS = 0.4
+
+
+def _preview_writer(run_id: int):
+    """A sink for agent.llm_roles.streaming_answer: the answer so far into Run.answer_preview.
+
+    Touches updated_at, so the run page's polling cursor changes and it re-renders.
+    """
+    last = [0.0]
+
+    def write(text: str) -> None:
+        now = time.monotonic()
+        if now - last[0] < PREVIEW_WRITE_SECONDS:
+            return
+        last[0] = now
+        Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+            answer_preview=text[:20000], updated_at=timezone.now())
+
+    return write
 
 
 @transaction.atomic

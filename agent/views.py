@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from agent import selectors
 from agent.configs import config_label, user_choices
 from agent.models import OUTCOME_CHOICES, Citation, Run, RunStep
-from agent.presentation import answer_html, highlighted_html, stage_view
+from agent.presentation import answer_html, highlighted_html, removed_sentences, stage_view
 from agent.types import Outcome, RetrieveStep
 from knowledge import selectors as knowledge_selectors
 from knowledge.models import Chunk
@@ -45,6 +45,7 @@ def ask_context(*, collection=None, collections=None, question: str = "", config
         "question": question,
         # The offline backend quotes; the form says so, so nobody expects a summary from it.
         "offline_backend": settings.LLM_BACKEND == "local",
+        "model": model_label({"backend": settings.LLM_BACKEND, "model": settings.LLM_MODEL}),
     }
 
 
@@ -144,7 +145,14 @@ def _fragment_context(run: Run) -> dict:
         "overdue": _overdue_context(run),
         "config_label": config_label(run.config_name, settings.DEFAULT_RUN_CONFIG),
         "searched_collections": [run.collection, *run.extra_collections.order_by("name")],
+        "model": model_label(run.config),
+        "queue_place": _queue_place(run),
     }
+    if run.is_final and run.status == Run.Status.DONE:
+        last = {s.kind: s for s in steps}
+        generate, verify = last.get("generate"), last.get("verify")
+        context["removed"] = removed_sentences(run.answer, generate.record() if generate else None,
+                                               verify.record() if verify else None)
     if run.outcome == Outcome.REFUSAL:
         context["searched"] = list(dict.fromkeys(q for s in stages if s.kind == "retrieve" for q in s.queries))
         context["closest"] = _closest_passages(run)
@@ -155,14 +163,38 @@ def _fragment_context(run: Run) -> dict:
     return context
 
 
+def model_label(config: dict) -> str:
+    """Who writes the answers: the model's name, or the offline extractive backend."""
+    backend = config.get("backend") or settings.LLM_BACKEND
+    if backend == "local":
+        return "offline extractive backend (no language model)"
+    where = "embedded llama-server" if backend == "embedded" else "OpenAI-compatible API"
+    return f"{config.get('model') or settings.LLM_MODEL} ({where})"
+
+
+def _queue_place(run: Run) -> int | None:
+    """1 when this queued run is next: runs answer one at a time in creation order
+    (the answer queue has one worker per model server), so the runs ahead are the running
+    ones and the queued ones created before it."""
+    if run.status != Run.Status.QUEUED:
+        return None
+    ahead = Run.objects.filter(Q(status=Run.Status.RUNNING) | Q(status=Run.Status.QUEUED, created_at__lt=run.created_at)
+                               | Q(status=Run.Status.QUEUED, created_at=run.created_at, pk__lt=run.pk))
+    return ahead.count() + 1
+
+
 def _cursor(run: Run) -> str:
-    """Changes whenever the run row or its steps change (steps are only ever appended), and
-    when the run passes its time limit, so the page shows the warning without a reload."""
+    """Changes whenever the run row or its steps change (steps are only ever appended), when
+    the run passes its time limit, so the page shows the warning without a reload, and when
+    a queued run moves up the queue."""
     from agent.sweeper import run_overdue_seconds
 
     last_step = run.steps.order_by("-ordinal").values_list("ordinal", flat=True).first()
     late = ":late" if run_overdue_seconds(run) else ""
-    return f"{run.updated_at.timestamp():.6f}:{last_step if last_step is not None else -1}{late}"
+    # A queued run's place moves when the runs ahead finish, not when its own row changes.
+    place = _queue_place(run)
+    queued = f":q{place}" if place else ""
+    return f"{run.updated_at.timestamp():.6f}:{last_step if last_step is not None else -1}{late}{queued}"
 
 
 def _overdue_context(run: Run) -> dict | None:

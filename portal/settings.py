@@ -315,6 +315,8 @@ LLM_MODEL = env_str("PORTAL_LLM_MODEL", "gpt-4o-mini")
 LLM_TIMEOUT_SECONDS = env_float("PORTAL_LLM_TIMEOUT_SECONDS", 180.0 if LLM_BACKEND == "embedded" else 60.0,
                                 minimum=0.1)
 LLM_MAX_RETRIES = env_int("PORTAL_LLM_MAX_RETRIES", 3, minimum=0)
+# Stream the answer-writing call, so the run page shows the answer as it is generated.
+LLM_STREAM = env_bool("PORTAL_LLM_STREAM", True)
 # Wall-clock bound on one LLM call including its retries and backoff, so a run never hangs.
 LLM_BUDGET_SECONDS = env_float("PORTAL_LLM_BUDGET_SECONDS", 240.0 if LLM_BACKEND == "embedded" else 90.0,
                                minimum=0.1)

@@ -21,6 +21,14 @@ local models do behind a grammar-constrained server (llama-server):
   model loops inside it (repeating a phrase) until `max_tokens`, or 4,096 tokens if none;
 - without a json_schema, the instructions are ignored: the reply is prose around a fenced
   JSON block (`no_schema_reply="fenced"`) or prose only (`"prose"`).
+
+A request with `"stream": true` gets the same reply as server-sent events, the way OpenAI
+and llama-server send it: `chat.completion.chunk` objects of `stream_chunk_chars` characters
+each, `stream_delay` seconds apart (a model generating slowly), the finish_reason in the last
+content chunk, then the usage chunk when `stream_options.include_usage` asks for it, then
+`data: [DONE]`. With `stream_hold_at` set, a stream stops once the text sent so far
+contains that string and goes on when the test sets `stream_resume` (a model caught
+mid-answer, deterministically).
 """
 
 from __future__ import annotations
@@ -127,6 +135,11 @@ class FakeOpenAI:
         self.embedding_dim = embedding_dim
         self.small_model = small_model
         self.no_schema_reply = no_schema_reply
+        # Streamed replies: characters per chunk and seconds between chunks.
+        self.stream_chunk_chars = 8
+        self.stream_delay = 0.0
+        self.stream_hold_at: str | None = None
+        self.stream_resume = threading.Event()
         # Seconds each embeddings request waits before answering (a slow remote service).
         self.embedding_latency = 0.0
         self.replies: deque[Reply] = deque()
@@ -268,6 +281,13 @@ class FakeOpenAI:
         )
         with self._lock:
             n = len(self.requests)
+        if body.get("stream"):
+            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                     "total_tokens": prompt_tokens + completion_tokens}
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._stream(handler, f"chatcmpl-fake-{n}", body.get("model", "fake"), content or "", finish_reason,
+                         usage if include_usage else None)
+            return
         self._send_json(handler, 200, {
             "id": f"chatcmpl-fake-{n}",
             "object": "chat.completion",
@@ -281,6 +301,45 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         }, reply.headers)
+
+    def _stream(self, handler: BaseHTTPRequestHandler, cid: str, model: str, content: str, finish_reason: str,
+                usage: dict[str, int] | None) -> None:
+        def chunk(delta: dict[str, Any], finish: str | None, **extra: Any) -> bytes:
+            payload = {"id": cid, "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model,
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+            return f"data: {json.dumps(payload)}\n\n".encode()
+
+        step = max(1, self.stream_chunk_chars)
+        pieces = [content[i:i + step] for i in range(0, len(content), step)] or [""]
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.send_header("Cache-Control", "no-cache")
+            # No length: the stream ends when the connection closes, as an HTTP/1.0 body would.
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.close_connection = True
+            handler.wfile.write(chunk({"role": "assistant", "content": ""}, None))
+            sent = ""
+            for i, piece in enumerate(pieces):
+                if self.stream_delay and self._stopping.wait(self.stream_delay):
+                    return
+                if self.stream_hold_at and self.stream_hold_at in sent:
+                    while not self.stream_resume.wait(0.05):
+                        if self._stopping.is_set():
+                            return
+                last = i == len(pieces) - 1
+                handler.wfile.write(chunk({"content": piece}, finish_reason if last else None))
+                handler.wfile.flush()
+                sent += piece
+            if usage is not None:
+                payload = {"id": cid, "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model,
+                           "choices": [], "usage": usage}
+                handler.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+            handler.wfile.write(b"data: [DONE]\n\n")
+            handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def _embeddings(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         if self.embedding_latency:

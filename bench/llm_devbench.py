@@ -1,0 +1,145 @@
+"""Devbench questions answered by the embedded model, through `manage.py benchmark`.
+
+    .venv/bin/python bench/llm_devbench.py --model qwen2.5-coder-0.5b-instruct-q4_k_m \\
+        --configs agentic,hybrid --limit 6 [--var var/bench-llm] [--collection llm-latency]
+
+It reuses a database where papers are already ingested (bench/llm_latency.py leaves 7
+devbench papers in var/bench-llm, collection `llm-latency`), takes the held-out ("test")
+questions whose expected papers are all there (out-of-scope questions need none), at most
+`--limit`, imports them as a benchmark set, starts llama-server with the model on a free
+port (log in $PORTAL_LLM_CACHE/devbench-<model>.log), and runs
+`manage.py benchmark --in-process` with PORTAL_LLM_BACKEND=embedded: ordinary Runs answered
+by agent.tasks.answer_run, as the answer worker does. It prints, per run, the question, the
+expected behaviour, the outcome, the answer (to grade by reading against the gold answer),
+calls, tokens and latency, then per configuration: runs FAILED, mean calls, mean prompt and
+completion tokens, p50 latency; and the server's prefill and generation speeds from its log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._devbench_common import benchmark_set, load_questions, with_splits  # noqa: E402
+
+_SPEED = re.compile(r"(prompt eval|\beval) time =\s*([\d.]+) ms /\s*(\d+) tokens")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _speeds(log: Path) -> tuple[float, float, int]:
+    """Prefill and generation tokens/s over every request in the server's log, and the count."""
+    sums = {"prompt eval": [0.0, 0], "eval": [0.0, 0]}
+    requests = 0
+    for kind, ms, tokens in _SPEED.findall(log.read_text(errors="replace")):
+        kind = "prompt eval" if kind.startswith("prompt") else "eval"
+        sums[kind][0] += float(ms)
+        sums[kind][1] += int(tokens)
+        requests += kind == "eval"
+
+    def rate(kind: str) -> float:
+        ms, tokens = sums[kind]
+        return tokens / (ms / 1000) if ms else 0.0
+
+    return rate("prompt eval"), rate("eval"), requests
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--configs", default="agentic,hybrid")
+    parser.add_argument("--limit", type=int, default=6)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--var", default=str(ROOT / "var" / "bench-llm"))
+    parser.add_argument("--collection", default="llm-latency")
+    args = parser.parse_args()
+
+    port = _free_port()
+    os.environ.update({
+        "PORTAL_VAR_DIR": args.var, "PORTAL_DEBUG": "1", "PORTAL_LLM_BACKEND": "embedded",
+        "PORTAL_LLM_EMBEDDED_MODEL": args.model, "PORTAL_LLM_PORT": str(port),
+        "DJANGO_SETTINGS_MODULE": "portal.settings",
+    })
+    os.environ.pop("PORTAL_DATABASE_URL", None)
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from agent.embedded import build, catalog, server
+    from agent.models import Run
+    from knowledge.models import Collection
+
+    call_command("migrate", verbosity=0)
+    collection = Collection.objects.get(slug=args.collection)
+    ready = {Path(n).stem for n in collection.documents.filter(status="ready").values_list("original_name", flat=True)}
+    questions = [q for q in with_splits(load_questions())
+                 if q["split"] == args.split and set(q.get("expected_doc_ids") or []) <= ready][: args.limit]
+    user = get_user_model().objects.get(username="bench")
+    bset = benchmark_set(collection, user, questions, name=f"llm-{args.split}-{len(questions)}-{len(ready)}p")
+
+    cache = settings.LLM_CACHE
+    model = catalog.resolve(args.model, cache)
+    spec = server.ServerSpec(binary=build.server_binary(cache), model_path=catalog.model_path(model, cache),
+                             alias=model.key, port=port)
+    log = cache / f"devbench-{model.key}.log"
+    log.write_text("")
+    load = os.getloadavg()
+    proc = server.start(spec, log=log)
+    # A slug: benchmark_start slugifies the label it is given, and the runs are found by it.
+    label = f"{model.key[:24].replace('.', '')}-{time.strftime('%H%M%S')}"
+    started = time.perf_counter()
+    try:
+        print(f"llama-server ready in {server.wait_ready(proc, spec.base_url, log=log):.1f} s", file=sys.stderr)
+        call_command("benchmark", set_name=bset.name, configs=args.configs, split=args.split, in_process=True,
+                     label=label, user=user.username)
+    finally:
+        server.stop(proc)
+    wall = time.perf_counter() - started
+    load_end = os.getloadavg()
+
+    gold = {q["question"]: q for q in questions}
+    runs = list(Run.objects.filter(benchmark_run__label=label).select_related("benchmark_question").order_by("pk"))
+    print(f"\n{len(questions)} held-out questions x {args.configs}, model {model.key}, wall {wall:.0f} s, "
+          f"load average {load[0]:.1f} at start, {load_end[0]:.1f} at end\n")
+    for run in runs:
+        q = gold.get(run.question, {})
+        print(f"### {q.get('question_id', '?')} {run.config_name}: expected {q.get('expected_behavior')}, "
+              f"got {run.status}/{run.outcome}; calls {run.llm_calls}, tokens {run.prompt_tokens}+"
+              f"{run.completion_tokens}, {(run.latency_ms or 0) / 1000:.1f} s")
+        print(f"Q: {run.question}\nGOLD: {q.get('reference_answer', '')}")
+        print(f"A: {run.answer or run.error}\n")
+    print("| config | runs | FAILED | calls / q | prompt tokens / q | completion tokens / q | p50 latency |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for config in args.configs.split(","):
+        rs = [r for r in runs if r.config_name == config]
+        if not rs:
+            continue
+        done = [r for r in rs if r.latency_ms is not None]
+        print(f"| {config} | {len(rs)} | {sum(r.status == Run.Status.FAILED for r in rs)} "
+              f"| {statistics.mean(r.llm_calls for r in rs):.2f} "
+              f"| {statistics.mean(r.prompt_tokens for r in rs):.0f} "
+              f"| {statistics.mean(r.completion_tokens for r in rs):.0f} "
+              f"| {statistics.median(r.latency_ms for r in done) / 1000 if done else 0:.1f} s |")
+    prefill, generation, requests = _speeds(log)
+    print(f"\nllama-server over {requests} requests: prefill {prefill:.1f} tokens/s, generation {generation:.1f} "
+          f"tokens/s")
+
+
+if __name__ == "__main__":
+    main()
