@@ -70,13 +70,16 @@ def test_dense_search_in_blocks_keeps_to_the_allowed_rows(matrix):
 
 def test_the_blocks_run_on_the_search_pool(matrix, monkeypatch):
     seen: set[str] = set()
-    block = dense._flat_block
 
-    def recording(*args):
-        seen.add(threading.current_thread().name)
-        return block(*args)
+    def recording(block):
+        def run(*args):
+            seen.add(threading.current_thread().name)
+            return block(*args)
+        return run
 
-    monkeypatch.setattr(dense, "_flat_block", recording)
+    # Large matrices take faiss's block, small ones numpy's (dense.NUMPY_MAX_ROWS): record both.
+    for name in ("_flat_block", "_numpy_block"):
+        monkeypatch.setattr(dense, name, recording(getattr(dense, name)))
     dense_search(matrix, matrix[0], 10, threads=2)
     assert seen and all(name.startswith("search") for name in seen)
     seen.clear()
