@@ -167,6 +167,10 @@ class RunDetailSerializer(RunSummarySerializer):
     progress = ProgressSerializer(source="*")
     verdict = serializers.CharField()
     answer = serializers.CharField(help_text="Sentences carry [n] markers that match citations[].marker.")
+    answer_preview = serializers.SerializerMethodField(
+        help_text="While a language model writes the answer: its text so far, not yet verified and without "
+                  "citations; empty once the run is final (read `answer`) and with the offline backend."
+    )
     missing_evidence = serializers.CharField(help_text="What the papers did not cover (PARTIAL, REFUSAL); with CLARIFY, the request the backend cannot do "
                   "(summarising or comparing whole papers offline), empty for a vague question.")
     suggestions = serializers.ListField(
@@ -181,6 +185,9 @@ class RunDetailSerializer(RunSummarySerializer):
     timings = TimingsSerializer(source="*")
     usage = UsageSerializer(source="*")
     web_allowed = serializers.BooleanField(help_text="The asker allowed a web search for this question.")
+
+    def get_answer_preview(self, obj: Run) -> str:
+        return "" if obj.is_final else obj.answer_preview
 
 
 class ReviewOutputSerializer(serializers.Serializer):

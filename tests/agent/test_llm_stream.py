@@ -161,6 +161,18 @@ def test_the_run_page_shows_the_preview_while_running(client, collection, alice,
     assert "data-answer-preview" in page and "BM25 saturates term frequency with" in page
 
 
+def test_the_api_gives_the_preview_while_running_and_not_once_final(client, collection, alice, password):
+    from tests.factories import make_run
+
+    run = make_run(collection=collection, user=alice, question="q?", status=Run.Status.RUNNING, outcome="")
+    Run.objects.filter(pk=run.pk).update(answer_preview="BM25 saturates term frequency with")
+    client.login(username=alice.username, password=password)
+
+    assert client.get(f"/api/v1/runs/{run.pk}/").json()["answer_preview"] == "BM25 saturates term frequency with"
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.DONE, outcome=Outcome.ANSWER, answer="Checked. [1]")
+    assert client.get(f"/api/v1/runs/{run.pk}/").json()["answer_preview"] == ""
+
+
 def test_a_sentence_that_fails_verification_is_shown_removed(openai_settings, fake_openai, collection, alice,
                                                             chunks, client, password):
     fake_openai.responder = _obedient_responder
