@@ -6,11 +6,9 @@ from __future__ import annotations
 import pytest
 
 from agent.local.auditor import AuditorParams, LocalAuditor
-from agent.local.generator import ExtractiveGenerator
 from agent.local.planner import RulePlanner
 from agent.local.reformulator import KeywordReformulator
 from agent.types import Outcome, Plan, Verdict
-from agent.verify import CitationVerifier
 from tests.agent.local.conftest import make_source
 
 TITLE = "Quillstone: A Fast Parser for Scanned Receipts"
@@ -26,16 +24,8 @@ PAPER = [
 
 
 @pytest.fixture
-def ask(embed):
-    planner, auditor, generator, verifier = (RulePlanner(), LocalAuditor(embed=embed),
-                                             ExtractiveGenerator(embed=embed), CitationVerifier())
-
-    def run(question: str, sources=PAPER):
-        plan = planner.plan(question)
-        audit = auditor.audit(question, plan, sources, can_retry=False)
-        return audit, verifier.verify(generator.generate(question, sources, audit), sources)
-
-    return run
+def ask(pipeline):
+    return lambda question, sources=PAPER: pipeline(question, sources)
 
 
 def test_the_sentence_holding_the_asked_number_wins_over_on_topic_ones(ask):

@@ -9,11 +9,9 @@ import numpy as np
 import pytest
 
 from agent.local.auditor import LocalAuditor
-from agent.local.generator import ExtractiveGenerator
 from agent.local.planner import RulePlanner
 from agent.local.selection import FEATURES, fit_logistic, probability
 from agent.types import Outcome
-from agent.verify import CitationVerifier
 from tests.agent.local.conftest import make_source
 
 BRINDLE = "Brindle: Shallow Encoders for Legal Search"
@@ -31,16 +29,8 @@ CHUNKS = [
 
 
 @pytest.fixture
-def ask(embed):
-    planner, auditor, generator, verifier = (RulePlanner(), LocalAuditor(embed=embed),
-                                             ExtractiveGenerator(embed=embed), CitationVerifier())
-
-    def run(question: str, sources=CHUNKS):
-        plan = planner.plan(question)
-        audit = auditor.audit(question, plan, sources, can_retry=False)
-        return audit, verifier.verify(generator.generate(question, sources, audit), sources)
-
-    return run
+def ask(pipeline):
+    return lambda question, sources=CHUNKS: pipeline(question, sources)
 
 
 @pytest.mark.parametrize(("question", "expected"), [
