@@ -7,7 +7,10 @@ what a user would get.
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -131,6 +134,15 @@ def test_a_follow_up_is_rewritten_searched_and_cited_in_a_thread(two_collections
     assert "## 1. What is the default pooling strategy of SBERT?" in text
     assert "*Searched as: What network structure does SBERT fine-tune with?*" in text
     assert "[^t2-1]: Sentence-BERT, p. 3" in text and "## 3." in text
+
+    # The thread page shows every turn's answer with its sources: each id once, so each
+    # "Sources" heading labels its own turn's list.
+    page = Client()
+    page.force_login(bob)
+    html = page.get(reverse("agent:thread_detail", kwargs={"pk": thread.pk})).content.decode()
+    ids = re.findall(r'\sid="([^"]+)"', html)
+    assert html.count("<h2 id=\"sources-h-") == 3
+    assert sorted(ids) == sorted(set(ids)), [i for i in set(ids) if ids.count(i) > 1]
 
 
 def test_it_exports_a_run_as_markdown_bibtex_and_ris(two_collections, alice):
