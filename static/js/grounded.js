@@ -2,7 +2,7 @@
  *
  * - The run page polls ONE endpoint (data-status-url) that returns rendered fragments and an
  *   `updated` cursor; fragments replace [data-fragment=name] in place, and polling stops once
- *   the run is final.
+ *   the run is final. A thread page polls each of its unfinished turns the same way.
  * - Citation markers are <button class="cite">, so Tab reaches them and Enter opens the panel.
  */
 (function () {
@@ -169,6 +169,8 @@
   document.addEventListener("DOMContentLoaded", function () {
     var run = document.getElementById("run");
     if (run && run.getAttribute("data-status-url")) { pollRun(run); }
+    // A thread page's turns that are still being answered follow their runs the same way.
+    document.querySelectorAll("section.turn[data-status-url][data-final='0']").forEach(pollRun);
     document.querySelectorAll("form[data-results]").forEach(searchBox);
     document.querySelectorAll("form[data-run-count]").forEach(runCount);
     document.querySelectorAll("button[data-copy]").forEach(copyButton);

@@ -130,3 +130,28 @@ def test_it_asks_across_two_collections_and_labels_each_citation_with_its_collec
     assert page.locator("[data-run-collections]").inner_text() == "Encoders, Retrieval papers"
     assert set(page.locator("[data-citation-collection]").all_inner_texts()) == {"Retrieval papers"}
     assert console_errors == []
+
+
+def test_a_turn_still_being_answered_fills_in_on_the_thread_page_without_a_reload(
+    page, live_server, collection, alice, password, console_errors  # noqa: F811
+):
+    from agent import services
+
+    _index(collection, *SBERT)
+    first = services.run_create(collection=collection, user=alice, enqueue=False,
+                                question="What is the default pooling strategy of SBERT?")
+    services.run_execute(run_id=first.pk)
+    follow = services.follow_up_create(run=first, user=alice, question="and what network structure does it use?")
+    log_in(page, live_server, alice, password)
+    page.goto(f"{live_server.url}/threads/{follow.thread_id}/")
+    turn = page.locator("section.turn").nth(1)
+    assert turn.get_attribute("data-final") == "0"
+    assert "The answer appears here when the run is done." in turn.inner_text()
+    assert turn.get_by_role("link", name="Watch its steps").is_visible()
+
+    services.run_execute(run_id=follow.pk)  # a worker answers it while the page is open
+    page.locator("section.turn[data-final='1'] >> nth=1").wait_for()
+    turn.locator(".sources li").first.wait_for()
+    assert "siamese network" in turn.inner_text()
+    assert not turn.get_by_role("link", name="Watch its steps").is_visible()
+    assert console_errors == []
