@@ -32,6 +32,7 @@ from knowledge.api_common import (
     paginated,
     parse_filters,
     parse_input,
+    saved,
 )
 from knowledge.api_errors import Conflict, error_responses
 from knowledge.models import Role
@@ -370,8 +371,7 @@ class CitationSaveApi(APIView):
             from rest_framework.exceptions import ValidationError as ApiValidationError
 
             raise ApiValidationError({"citation": exc.messages}) from None
-        return Response({"document_id": document.pk, "title": document.title, "created": created},
-                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return saved({"document_id": document.pk, "title": document.title, "created": created}, created=created)
 
 
 class ConfigListApi(APIView):
@@ -434,7 +434,4 @@ class RunReviewListApi(APIView):
             raise Conflict("Only a finished answer can be reviewed.")
         existed = Review.objects.filter(run=run, reviewer=request.user).exists()
         review = review_create(run=run, reviewer=request.user, **data)
-        return Response(
-            ReviewOutputSerializer(review).data,
-            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
-        )
+        return saved(ReviewOutputSerializer(review).data, created=not existed)
