@@ -57,7 +57,7 @@ class RunReviewListApi(APIView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        from agent.services_benchmark import review_create
+        from agent.review.services import review_create
 
         run = selectors.run_get(user=request.user, pk=pk)
         role = knowledge_selectors.collection_role(user=request.user, collection=run.collection)
