@@ -1,4 +1,4 @@
-"""REST API for questions (runs) and their reviews (/api/v1/).
+"""REST API for questions (runs), their citations and the configuration names (/api/v1/; reviews: agent.api_reviews).
 
 Asking is asynchronous: `POST /runs/` validates, stores a QUEUED run, enqueues it and answers
 202 with the run's URL; the client polls `GET /runs/{id}/` until `status` is done or failed.
@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
@@ -22,7 +21,7 @@ from rest_framework.views import APIView
 
 from agent import selectors
 from agent.configs import config_choices
-from agent.models import OUTCOME_CHOICES, Citation, Review, Run, RunStep
+from agent.models import OUTCOME_CHOICES, Citation, Run, RunStep
 from agent.verify import quote_span
 from knowledge import selectors as knowledge_selectors
 from knowledge.api_common import (
@@ -32,8 +31,9 @@ from knowledge.api_common import (
     paginated,
     parse_filters,
     parse_input,
+    saved,
 )
-from knowledge.api_errors import Conflict, error_responses
+from knowledge.api_errors import error_responses
 from knowledge.models import Role
 
 # ---------------------------------------------------------------------------
@@ -190,17 +190,6 @@ class RunDetailSerializer(RunSummarySerializer):
         return "" if obj.is_final else obj.answer_preview
 
 
-class ReviewOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    run = serializers.IntegerField(source="run_id")
-    reviewer = serializers.CharField(source="reviewer.username")
-    grade = serializers.ChoiceField(choices=Review.Grade.choices)
-    citations_support = serializers.BooleanField(allow_null=True)
-    refusal_appropriate = serializers.BooleanField(allow_null=True)
-    note = serializers.CharField()
-    created_at = serializers.DateTimeField()
-
-
 # ---------------------------------------------------------------------------
 # Runs
 # ---------------------------------------------------------------------------
@@ -267,25 +256,14 @@ class RunListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         filters = parse_filters(self.FilterSerializer, request)
-        runs: QuerySet[Run] = selectors.hide_unreadable(Run.objects.filter(
-            collection__in=knowledge_selectors.collection_list(user=request.user), benchmark_run__isnull=True
-        ), user=request.user)
+        collection = None
         if filters.get("collection"):
             collection, _ = knowledge_selectors.collection_get(user=request.user, slug=filters["collection"])
-            runs = selectors.run_list(user=request.user, collection=collection, mine=False)
-        if filters["mine"]:
-            runs = runs.filter(user=request.user)
-        for field in ("status", "outcome"):
-            if filters.get(field):
-                runs = runs.filter(**{field: filters[field]})
-        if filters.get("config"):
-            runs = runs.filter(config_name=filters["config"])
-        if filters.get("q"):
-            runs = runs.filter(question__icontains=filters["q"])
-        if filters.get("used_web") is not None:
-            runs = runs.filter(used_web=filters["used_web"])
-        runs = runs.select_related("collection", "user").prefetch_related("extra_collections").order_by(
-            filters["ordering"], "-pk")
+        runs = selectors.run_search(
+            user=request.user, collection=collection, mine=filters["mine"], status=filters.get("status", ""),
+            outcome=filters.get("outcome", ""), config=filters.get("config", ""), q=filters.get("q", ""),
+            used_web=filters.get("used_web"), ordering=filters["ordering"],
+        )
         return paginated(self, request, runs, RunSummarySerializer)
 
     @extend_schema(
@@ -370,8 +348,7 @@ class CitationSaveApi(APIView):
             from rest_framework.exceptions import ValidationError as ApiValidationError
 
             raise ApiValidationError({"citation": exc.messages}) from None
-        return Response({"document_id": document.pk, "title": document.title, "created": created},
-                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return saved({"document_id": document.pk, "title": document.title, "created": created}, created=created)
 
 
 class ConfigListApi(APIView):
@@ -387,54 +364,3 @@ class ConfigListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         return Response({"configs": config_choices(settings.DEFAULT_RUN_CONFIG)})
-
-
-# ---------------------------------------------------------------------------
-# Reviews
-# ---------------------------------------------------------------------------
-
-
-class RunReviewListApi(APIView):
-    class InputSerializer(serializers.Serializer):
-        grade = serializers.ChoiceField(choices=Review.Grade.choices)
-        citations_support = serializers.BooleanField(required=False, allow_null=True, default=None)
-        refusal_appropriate = serializers.BooleanField(required=False, allow_null=True, default=None)
-        note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
-
-    @extend_schema(
-        operation_id="reviews_list",
-        summary="Reviews of a run (any member)",
-        parameters=PAGE_PARAMETERS,
-        responses={200: page_of(ReviewOutputSerializer), **error_responses(404)},
-    )
-    def get(self, request: Request, pk: int) -> Response:
-        run = selectors.run_get(user=request.user, pk=pk)
-        reviews = Review.objects.filter(run=run).select_related("reviewer").order_by("-created_at", "-pk")
-        return paginated(self, request, reviews, ReviewOutputSerializer)
-
-    @extend_schema(
-        operation_id="reviews_create",
-        summary="Grade a finished run (reviewer); a second review by the same person replaces the first",
-        request=InputSerializer,
-        responses={
-            201: ReviewOutputSerializer,
-            200: OpenApiResponse(ReviewOutputSerializer, description="Your earlier review, updated."),
-            **error_responses(400, 403, 404, 409),
-        },
-    )
-    def post(self, request: Request, pk: int) -> Response:
-        from agent.services_benchmark import review_create
-
-        run = selectors.run_get(user=request.user, pk=pk)
-        role = knowledge_selectors.collection_role(user=request.user, collection=run.collection)
-        if not knowledge_selectors.role_at_least(role, Role.REVIEWER):
-            raise PermissionDenied("Reviewing needs the reviewer role on this collection.")
-        data = parse_input(self.InputSerializer, request)
-        if run.status != Run.Status.DONE:
-            raise Conflict("Only a finished answer can be reviewed.")
-        existed = Review.objects.filter(run=run, reviewer=request.user).exists()
-        review = review_create(run=run, reviewer=request.user, **data)
-        return Response(
-            ReviewOutputSerializer(review).data,
-            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
-        )

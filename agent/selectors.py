@@ -113,3 +113,38 @@ def ask_collections_get(*, user: AnyUser, slugs: list[str], everything: bool = F
     if everything:
         return list(collection_list(user=user).order_by("name"))
     return [collection_get(user=user, slug=slug)[0] for slug in dict.fromkeys(s for s in slugs if s)]
+
+
+def run_search(
+    *,
+    user: AnyUser,
+    collection: Collection | None = None,
+    mine: bool = True,
+    status: str = "",
+    outcome: str = "",
+    config: str = "",
+    q: str = "",
+    used_web: bool | None = None,
+    ordering: str = "-created_at",
+) -> QuerySet[Run]:
+    """The API's list of questions: in every collection the user can read, or in `collection`
+    (authorised by the caller), filtered, with what a run's summary shows, in `ordering`."""
+    if collection is not None:
+        runs = run_list(user=user, collection=collection, mine=False)
+    else:
+        runs = hide_unreadable(
+            Run.objects.filter(collection__in=collection_list(user=user), benchmark_run__isnull=True), user=user
+        )
+    if mine:
+        runs = runs.filter(user=user)
+    if status:
+        runs = runs.filter(status=status)
+    if outcome:
+        runs = runs.filter(outcome=outcome)
+    if config:
+        runs = runs.filter(config_name=config)
+    if q:
+        runs = runs.filter(question__icontains=q)
+    if used_web is not None:
+        runs = runs.filter(used_web=used_web)
+    return runs.select_related("collection", "user").prefetch_related("extra_collections").order_by(ordering, "-pk")

@@ -1,7 +1,7 @@
 """HTML views for benchmark sets, benchmark runs and their reports, and the review queue.
 
 Thin: lookups through knowledge.selectors.collection_get (an outsider gets 404, a member
-below the needed role 403), writes through agent.services_benchmark.
+below the needed role 403), writes through agent.benchmark.service and agent.review.services.
 Roles: any member reads benchmark reports; editors import sets and start runs;
 reviewers (and above) grade answers.
 """
@@ -21,12 +21,13 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
-from agent import benchmarking as bm
+from agent import benchmark as bm
 from agent import charts
-from agent import services_benchmark as sb
+from agent.benchmark import service as sb
 from agent.configs import CONFIG_NAMES
 from agent.models import BenchmarkSet, Citation, Review, Run
 from agent.presentation import highlighted_html
+from agent.review import services as review_services
 from knowledge import selectors as ks
 from knowledge.models import Role
 
@@ -289,7 +290,7 @@ def review_queue(request: HttpRequest, slug: str) -> HttpResponse:
     """The next run awaiting this reviewer's grade, with the question's reference material."""
     collection, _ = ks.collection_get(user=request.user, slug=slug, minimum=Role.REVIEWER)
     blind = _blind(request)
-    queue = sb.review_queue(user=request.user, collection=collection, blind=blind)
+    queue = review_services.review_queue(user=request.user, collection=collection, blind=blind)
     # Where web search exists, a reviewer can take only the answers that searched the web.
     web_only = bool(settings.WEB_SEARCH_PROVIDER) and request.GET.get("web") == "1"
     if web_only:
@@ -320,7 +321,7 @@ def review_submit(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     if run is None:
         raise Http404("No such run.")
     try:
-        sb.review_create(
+        review_services.review_create(
             run=run, reviewer=request.user, grade=request.POST.get("grade", ""),
             citations_support=_yes_no(request.POST.get("citations_support")),
             refusal_appropriate=_yes_no(request.POST.get("refusal_appropriate")),

@@ -106,7 +106,7 @@ def test_a_decompression_bomb_keeps_the_workers_memory_bounded(tmp_path):
     # from the (large) pytest process across fork and exec.
     script = (
         "import json, re, sys\n"
-        "from knowledge.pdf import ExtractError, extract_pdf\n"
+        "from knowledge.extract import ExtractError, extract_pdf\n"
         "try:\n"
         "    extract_pdf(sys.argv[1])\n"
         "    outcome = 'extracted'\n"

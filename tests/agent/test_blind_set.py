@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import benchmarking as bm
+from agent import benchmark as bm
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 PAPERS = BENCH.parent.parent / "shared" / "data" / "papers"

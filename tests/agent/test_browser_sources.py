@@ -122,7 +122,7 @@ def test_the_benchmark_form_counts_runs_and_a_new_token_can_be_copied(
 ):
     import json
 
-    from agent import services_benchmark as sb
+    from agent.benchmark import service as sb
 
     questions = [
         {"question_id": f"Q{n}", "question": f"Question {n}?", "category": "single", "answerable": True,

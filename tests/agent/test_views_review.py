@@ -11,8 +11,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from agent import services_benchmark as sb
+from agent.benchmark import service as sb
 from agent.models import BenchmarkRun, BenchmarkSet, Citation, Review, Run
+from agent.review import services as review_services
 from knowledge import services as ks
 from knowledge.models import Role
 from tests.factories import make_chunk, make_document
@@ -127,7 +128,7 @@ def test_it_saves_a_review_and_moves_to_the_next_run(client, collection, bset, b
     _reviewer(collection, bob)
     runs = _runs(bset)
     client.force_login(bob)
-    first = sb.review_queue(user=bob, collection=collection)[0]
+    first = review_services.review_queue(user=bob, collection=collection)[0]
     response = client.post(
         reverse("agent:review_submit", args=[collection.slug, first.pk]),
         {"grade": "partial", "citations_support": "yes", "refusal_appropriate": "", "note": " close "},
@@ -136,7 +137,7 @@ def test_it_saves_a_review_and_moves_to_the_next_run(client, collection, bset, b
     review = Review.objects.get()
     assert (review.run, review.reviewer, review.grade) == (first, bob, "partial")
     assert (review.citations_support, review.refusal_appropriate, review.note) == (True, None, "close")
-    assert sb.review_queue(user=bob, collection=collection) == [r for r in runs if r != first]
+    assert review_services.review_queue(user=bob, collection=collection) == [r for r in runs if r != first]
     # grading again corrects the review instead of adding a second one
     client.post(reverse("agent:review_submit", args=[collection.slug, first.pk]), {"grade": "correct"})
     assert Review.objects.get().grade == "correct"
@@ -159,8 +160,8 @@ def test_it_queues_benchmark_runs_before_sampled_live_runs(collection, bset, ali
     bench = _runs(bset, configs=("agentic", "hybrid", "bm25"))
     ks.membership_set(collection=collection, user=charlie, role=Role.EDITOR)
     _reviewer(collection, bob)
-    queue_bob = sb.review_queue(user=bob, collection=collection)
-    queue_charlie = sb.review_queue(user=charlie, collection=collection)
+    queue_bob = review_services.review_queue(user=bob, collection=collection)
+    queue_charlie = review_services.review_queue(user=charlie, collection=collection)
     assert set(queue_bob[: len(bench)]) == set(bench)
     sampled = queue_bob[len(bench):]
     # a deterministic sample of about a fifth of live runs, the same for every reviewer
@@ -168,15 +169,15 @@ def test_it_queues_benchmark_runs_before_sampled_live_runs(collection, bset, ali
     assert set(queue_charlie) == set(queue_bob)
     # shuffled per reviewer, stable for one reviewer
     assert queue_bob != queue_charlie
-    assert sb.review_queue(user=bob, collection=collection) == queue_bob
-    assert sb.review_queue(user=bob, collection=collection, blind=False)[: len(bench)] == sorted(
+    assert review_services.review_queue(user=bob, collection=collection) == queue_bob
+    assert review_services.review_queue(user=bob, collection=collection, blind=False)[: len(bench)] == sorted(
         bench, key=lambda r: r.pk
     )
 
 
 def test_it_gives_an_outsider_an_empty_queue(collection, bset, charlie):
     _runs(bset)
-    assert sb.review_queue(user=charlie, collection=collection) == []
+    assert review_services.review_queue(user=charlie, collection=collection) == []
 
 
 # ---------------------------------------------------------------------------
@@ -257,8 +258,8 @@ def test_it_compares_configurations_across_benchmark_runs(client, collection, bs
 def test_it_shows_human_accuracy_once_graded(client, collection, bset, alice, bob):
     _reviewer(collection, bob)
     runs = _runs(bset)
-    sb.review_create(run=runs[0], reviewer=bob, grade="partial")
-    sb.review_create(run=runs[1], reviewer=bob, grade="correct")
+    review_services.review_create(run=runs[0], reviewer=bob, grade="partial")
+    review_services.review_create(run=runs[1], reviewer=bob, grade="correct")
     report = sb.benchmark_report(brs=BenchmarkRun.objects.filter(label="l1"))
     assert report.overall["agentic_rerank"].accuracy == 0.75
     client.force_login(alice)

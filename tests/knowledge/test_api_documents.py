@@ -174,7 +174,7 @@ def test_an_uploaded_html_page_is_downloaded_never_rendered(api_world):
 
 
 def test_search_caps_the_text_of_a_huge_chunk(api_world):
-    from knowledge.api import SEARCH_TEXT_MAX_CHARS
+    from knowledge.api.search import SEARCH_TEXT_MAX_CHARS
     from knowledge.ingest import index_after_change
 
     chunk = api_world.document.chunks.get()

@@ -57,12 +57,12 @@ OVERLAP_JS = """
 @lru_cache(maxsize=4)
 def _ingested(stem: str):
     """A paper's chunks and sentence boxes as ingestion makes them, computed once per session."""
-    from knowledge import pdf
+    from knowledge import extract
     from knowledge.chunking import chunk_pages
     from knowledge.pdf_boxes import chunk_boxes
 
     path = paper(stem)
-    extracted = pdf.extract_pdf(path)
+    extracted = extract.extract_pdf(path)
     specs = chunk_pages(extracted.pages)
     return path, extracted.page_count, specs, chunk_boxes(path, specs)
 

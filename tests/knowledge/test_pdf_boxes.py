@@ -22,11 +22,11 @@ from tests.conftest import paper
 
 @lru_cache(maxsize=2)
 def _paper_boxes(stem: str):
-    from knowledge import pdf
+    from knowledge import extract
     from knowledge.chunking import chunk_pages
 
     path = paper(stem)
-    specs = chunk_pages(pdf.extract_pdf(path).pages)
+    specs = chunk_pages(extract.extract_pdf(path).pages)
     return path, specs, chunk_boxes(path, specs)
 
 

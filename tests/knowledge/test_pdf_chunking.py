@@ -8,7 +8,7 @@ import pytest
 
 from knowledge.chunking import ChunkParams, chunk_pages, chunk_text_from_pages
 from knowledge.embeddings import count_tokens
-from knowledge.pdf import CleanPage, SectionStart, clean_pages, extract_pdf, extract_text
+from knowledge.extract import CleanPage, SectionStart, clean_pages, extract_pdf, extract_text
 from tests.conftest import paper
 
 
@@ -166,7 +166,7 @@ def test_a_word_without_spaces_is_hard_split_to_the_chunk_character_cap():
 
 
 def test_a_text_file_with_a_nul_byte_anywhere_fails_with_a_reason():
-    from knowledge.pdf import ExtractError
+    from knowledge.extract import ExtractError
 
     with pytest.raises(ExtractError) as caught:
         extract_text("plain words " * 2000 + "\x00 hidden binary", media_type="text/plain")

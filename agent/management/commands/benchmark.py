@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 from django.urls import reverse
 
-from agent import services_benchmark as sb
+from agent.benchmark import service as sb
 from agent.configs import CONFIG_NAMES
 from agent.models import BenchmarkSet, Run
 from knowledge.models import Membership, Role

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent import services_benchmark as sb
+from agent.benchmark import service as sb
 from agent.local.calibration import devbench_splits
 from agent.management.commands.benchmark import split_note
 

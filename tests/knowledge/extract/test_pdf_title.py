@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from knowledge import services
+from knowledge.extract import FirstPageRuns, extract_pdf, extract_text, plausible_title
 from knowledge.ingest import job_run
-from knowledge.pdf import FirstPageRuns, extract_pdf, extract_text, plausible_title
 from tests.conftest import ingest_markdown, paper
 
 # The printed titles of a few of the shared papers, as a reader sees them on page 1. Their

@@ -38,7 +38,7 @@ def _ingest(collection, user, stem: str) -> None:
 
 
 def test_it_benchmarks_every_configuration_on_a_devbench_slice(client, collection, alice, tmp_path):
-    from agent import services_benchmark as sb
+    from agent.benchmark import service as sb
     from agent.configs import CONFIG_NAMES
     from agent.models import BenchmarkRun, Run
 

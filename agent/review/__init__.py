@@ -1,0 +1,1 @@
+"""Reviewers grading answers: the queue and the grades (agent.review.services)."""
