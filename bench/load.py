@@ -58,7 +58,7 @@ django.setup()
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from knowledge import services
-from knowledge.api_auth import api_token_create
+from accounts.api_auth import api_token_create
 from knowledge.ingest import job_run
 from knowledge.models import Collection, IngestJob, Role
 User = get_user_model()

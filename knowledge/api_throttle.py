@@ -1,4 +1,4 @@
-"""API throttles that count atomically in the shared cache (knowledge.ratelimit).
+"""API throttles that count atomically in the shared cache (accounts.ratelimit).
 
 DRF's own throttles read a request history from the cache, compare and write it back:
 concurrent requests on one token all read the same history, so 8 threads made 1,500
@@ -15,7 +15,7 @@ import time
 
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
-from knowledge.ratelimit import client_address, counter_hit
+from accounts.ratelimit import client_address, counter_hit
 
 
 class _AtomicWindowMixin(SimpleRateThrottle):

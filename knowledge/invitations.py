@@ -29,8 +29,8 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
 
+from accounts.ratelimit import client_address, counter_hit
 from knowledge.models import ROLE_RANK, Collection, Invitation, Membership, Role
-from knowledge.ratelimit import client_address, counter_hit
 
 SALT = "knowledge.invitation"
 

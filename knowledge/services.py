@@ -1,4 +1,7 @@
-"""Writes for collections, memberships, teams and documents. The ingestion pipeline is knowledge.ingest."""
+"""Writes for collections, memberships, team access and documents.
+
+Teams themselves are accounts.services; the ingestion pipeline is knowledge.ingest.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +10,10 @@ from pathlib import Path
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.utils.text import slugify
 
-from knowledge.models import Collection, Membership, Role, Team, TeamAccess, TeamMembership
-
-# Words that are routes next to <slug> (`collections/new/` is the create form): a collection
-# or team named "New" gets `new-2`, so its page can be opened.
-RESERVED_SLUGS = frozenset({"new", "edit", "delete", "create", "search", "import", "settings", "api", "admin"})
-
-
-def _unique_slug(model: type, name: str) -> str:
-    base = slugify(name)[:180] or "collection"
-    slug, n = base, 2
-    if slug in RESERVED_SLUGS:
-        slug = f"{base}-{n}"
-        n += 1
-    while model.objects.filter(slug=slug).exists():
-        slug, n = f"{base}-{n}", n + 1
-    return slug
+from accounts.models import Team
+from accounts.slugs import unique_slug
+from knowledge.models import Collection, Membership, Role, TeamAccess
 
 
 @transaction.atomic
@@ -32,7 +21,7 @@ def collection_create(*, name: str, user: AbstractBaseUser, description: str = "
     """Create a collection; its creator becomes its owner."""
     name = name.strip()
     collection = Collection(name=name, description=description.strip(), created_by=user)
-    collection.slug = _unique_slug(Collection, name)
+    collection.slug = unique_slug(Collection, name)
     collection.full_clean()
     collection.save()
     Membership.objects.create(collection=collection, user=user, role=Role.OWNER)
@@ -96,43 +85,6 @@ def membership_remove(*, collection: Collection, user: AbstractBaseUser) -> None
         return
     if membership.role == Role.OWNER and _owner_count(collection) <= 1:
         raise ValidationError("The last owner cannot be removed: make someone else owner first.")
-    membership.delete()
-
-
-@transaction.atomic
-def team_create(*, name: str, user: AbstractBaseUser) -> Team:
-    """Create a team; its creator becomes its first admin."""
-    team = Team(name=name.strip(), created_by=user)
-    team.slug = _unique_slug(Team, team.name)
-    team.full_clean()
-    team.save()
-    TeamMembership.objects.create(team=team, user=user, is_admin=True)
-    return team
-
-
-@transaction.atomic
-def team_member_add(*, team: Team, user: AbstractBaseUser, is_admin: bool = False) -> TeamMembership:
-    """Add a member or change their admin flag; the team's last admin cannot step down."""
-    current = TeamMembership.objects.select_for_update().filter(team=team, user=user).first()
-    if (
-        current is not None
-        and current.is_admin
-        and not is_admin
-        and not team.memberships.filter(is_admin=True).exclude(pk=current.pk).exists()
-    ):
-        raise ValidationError("A team needs at least one admin: make someone else admin first.")
-    membership, _ = TeamMembership.objects.update_or_create(
-        team=team, user=user, defaults={"is_admin": is_admin}
-    )
-    return membership
-
-
-def team_member_remove(*, team: Team, user: AbstractBaseUser) -> None:
-    membership = TeamMembership.objects.filter(team=team, user=user).first()
-    if membership is None:
-        return
-    if membership.is_admin and team.memberships.filter(is_admin=True).count() <= 1 and team.memberships.count() > 1:
-        raise ValidationError("A team needs at least one admin: make someone else admin first.")
     membership.delete()
 
 

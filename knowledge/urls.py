@@ -26,13 +26,9 @@ urlpatterns = [
     path("documents/<int:pk>/delete/", views_documents.document_delete, name="document_delete"),
     path("documents/<int:pk>/details/", views_documents.document_update, name="document_update"),
     path("documents/<int:pk>/retry/", views_documents.document_retry, name="document_retry"),
-    path("teams/", views.team_list, name="team_list"),
-    path("teams/<slug:slug>/", views.team_detail, name="team_detail"),
     path("collections/<slug:slug>/invitations/", views_invitations.invitation_new, name="invitation_new"),
     path("collections/<slug:slug>/invitations/<int:pk>/revoke/", views_invitations.invitation_cancel,
          name="invitation_cancel"),
     path("invitations/<str:token>/", views_invitations.invitation_open, name="invitation_accept"),
     path("accounts/signup/", views_invitations.signup, name="signup"),
-    path("settings/tokens/", views.api_tokens, name="api_tokens"),
-    path("settings/tokens/<int:pk>/revoke/", views.api_token_revoke, name="api_token_revoke"),
 ]

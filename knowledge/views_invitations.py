@@ -41,7 +41,7 @@ class AccountForm(UserCreationForm):
 
     def clean_username(self) -> str:
         username = super().clean_username()
-        # The lock-out keys accounts by the NFKC form of the name (knowledge.lockout), so a
+        # The lock-out keys accounts by the NFKC form of the name (accounts.lockout), so a
         # look-alike such as "alice" with a fullwidth a (U+FF41) must not become a second account.
         if username and unicodedata.normalize("NFKC", username) != username:
             raise ValidationError("Use plain letters, digits and @ . + - _ in the username.")

@@ -122,6 +122,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "accounts",
     "knowledge",
     "agent",
 ]
@@ -386,7 +387,7 @@ RERANK_LLM_SCORER = "agent.llm_roles.llm_scorer_from_settings"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "knowledge.api_auth.HashedTokenAuthentication",
+        "accounts.api_auth.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -432,14 +433,14 @@ else:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
     }
-# Login attempts before a lock-out of LOGIN_LOCKOUT_SECONDS (knowledge.lockout): per account
+# Login attempts before a lock-out of LOGIN_LOCKOUT_SECONDS (accounts.lockout): per account
 # from one client address, per account from all addresses, per address over all accounts.
 LOGIN_MAX_FAILURES = env_int("PORTAL_LOGIN_MAX_FAILURES", 10, minimum=1)
 LOGIN_MAX_FAILURES_PER_USER = env_int("PORTAL_LOGIN_MAX_FAILURES_PER_USER", 100, minimum=1)
 LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("PORTAL_LOGIN_MAX_FAILURES_PER_ADDRESS", 100, minimum=1)
 LOGIN_LOCKOUT_SECONDS = env_int("PORTAL_LOGIN_LOCKOUT_SECONDS", 900, minimum=1)
 # Every login form (ours, the admin's) reaches the lock-out through authenticate().
-AUTHENTICATION_BACKENDS = ["knowledge.lockout.LockoutModelBackend"]
+AUTHENTICATION_BACKENDS = ["accounts.lockout.LockoutModelBackend"]
 # Joining (knowledge.invitations): an owner's invitation link is valid this long and once;
 # open sign-up (anyone may create an account, with no collection) is off unless switched on.
 # Each client address may post the sign-up and invitation forms SIGNUP_MAX_PER_ADDRESS times
@@ -462,7 +463,7 @@ DEFAULT_FROM_EMAIL = env_str("PORTAL_EMAIL_FROM", "Grounded <grounded@localhost>
 if EMAIL_USE_TLS and EMAIL_USE_SSL:
     raise ImproperlyConfigured("PORTAL_EMAIL_USE_TLS and PORTAL_EMAIL_USE_SSL exclude each other: set one to 0.")
 # Reverse proxies (addresses or networks) whose X-Forwarded-For is believed; see
-# knowledge.ratelimit.client_address. Empty: the TCP peer is the client.
+# accounts.ratelimit.client_address. Empty: the TCP peer is the client.
 TRUSTED_PROXIES = env_list("PORTAL_TRUSTED_PROXIES", [])
 for _proxy in TRUSTED_PROXIES:
     try:

@@ -4,11 +4,11 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
+from accounts.views_auth import ThrottledLoginView
 from agent import api_urls as agent_api_urls
 from knowledge import api_urls as knowledge_api_urls
 from knowledge.api_errors import api_not_found
 from knowledge.api_schema import SchemaApi
-from knowledge.views_auth import ThrottledLoginView
 
 # One "api" namespace for both apps, so every API route reverses as "api:<name>".
 api_v1 = [*knowledge_api_urls.urlpatterns, *agent_api_urls.urlpatterns]
@@ -29,5 +29,6 @@ urlpatterns = [
     path("api/v1/", include((api_v1, "api"))),
     re_path(r"^api/(?P<rest>[\s\S]*)$", api_not_found),
     path("", include("knowledge.urls")),
+    path("", include("accounts.urls")),
     path("", include("agent.urls")),
 ]

@@ -65,7 +65,7 @@ def test_every_operation_conforms_to_the_schema_and_never_fails_with_500(api_wor
         status_code_conformance,
     )
 
-    from knowledge.api_auth import api_token_create
+    from accounts.api_auth import api_token_create
     from knowledge.api_schema import SchemaApi
     from portal.wsgi import application
     from tests.api_support import WEB_MARKER, enable_web_search

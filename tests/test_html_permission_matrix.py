@@ -71,10 +71,10 @@ TABLE: list[Row] = [
     Row("knowledge:document_delete", "post", needs("editor", 302), doc),
     Row("knowledge:document_update", "post", needs("editor", 302), doc, lambda w: {"title": "Renamed", "year": "2021"}),
     Row("knowledge:document_retry", "post", needs("editor", 302), lambda w: {"pk": w.failed_document.pk}),
-    Row("knowledge:team_list", "get", signed_in(200)),
-    Row("knowledge:team_detail", "get", {**signed_in(404), "owner": 200}, lambda w: {"slug": "ir-group"}),
-    Row("knowledge:api_tokens", "get", signed_in(200)),
-    Row("knowledge:api_token_revoke", "post", {**signed_in(404), "owner": 302}, lambda w: {"pk": w.token.pk}),
+    Row("accounts:team_list", "get", signed_in(200)),
+    Row("accounts:team_detail", "get", {**signed_in(404), "owner": 200}, lambda w: {"slug": "ir-group"}),
+    Row("accounts:api_tokens", "get", signed_in(200)),
+    Row("accounts:api_token_revoke", "post", {**signed_in(404), "owner": 302}, lambda w: {"pk": w.token.pk}),
     Row("agent:ask", "get", signed_in(200)),
     Row("agent:collection_ask", "post", needs("viewer", 302), slug,
         lambda w: {"question": "What is the baseline?", "config": "hybrid"}),
@@ -122,13 +122,13 @@ NOT_IN_TABLE = {"login", "logout", "password_change", "password_change_done", "a
 
 @pytest.fixture
 def world(api_world: ApiWorld, alice, monkeypatch) -> ApiWorld:
+    from accounts.api_auth import api_token_create
+    from accounts.services import team_create
     from agent.models import BenchmarkQuestion, BenchmarkRun, BenchmarkSet, Run
-    from knowledge import services
-    from knowledge.api_auth import api_token_create
 
     # Runs the tests create must not reach a broker.
     monkeypatch.setattr("knowledge.dispatch.send_task", lambda task, *args: True)
-    team = services.team_create(name="IR group", user=alice)
+    team = team_create(name="IR group", user=alice)
     assert team.slug == "ir-group"
     benchmark_set = BenchmarkSet.objects.create(collection=api_world.collection, name="dev", created_by=alice)
     question = BenchmarkQuestion.objects.create(

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from knowledge.api_auth import api_token_create
+from accounts.api_auth import api_token_create
 from tests.conftest import paper
 
 

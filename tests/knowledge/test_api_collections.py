@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from accounts.services import team_create, team_member_add
 from knowledge import services
 from knowledge.models import Collection, Membership, Role
 
@@ -143,8 +144,8 @@ def test_it_returns_404_for_a_member_that_is_not_in_the_collection(api, collecti
 def test_a_team_role_counts_and_the_list_costs_a_fixed_number_of_queries(
     api, alice, bob, django_assert_max_num_queries
 ):
-    team = services.team_create(name="Lab", user=bob)
-    services.team_member_add(team=team, user=alice)
+    team = team_create(name="Lab", user=bob)
+    team_member_add(team=team, user=alice)
     for n in range(6):
         c = services.collection_create(name=f"Team set {n}", user=bob)
         services.team_access_set(collection=c, team=team, role=Role.EDITOR)

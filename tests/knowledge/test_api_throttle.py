@@ -38,7 +38,7 @@ def test_concurrent_clients_on_one_token_get_no_more_than_the_rate(kind, alice, 
     from django.test import Client
     from rest_framework.throttling import UserRateThrottle
 
-    from knowledge.api_auth import api_token_create
+    from accounts.api_auth import api_token_create
 
     settings.CACHES = _cache_settings(kind, tmp_path)
     cache.clear()
@@ -64,7 +64,7 @@ _CHILD = """
 import json, os, sys
 import django
 django.setup()
-from knowledge.ratelimit import counter_hit
+from accounts.ratelimit import counter_hit
 print(json.dumps([counter_hit("shared-counter", window=60) for _ in range(int(sys.argv[1]))]))
 """
 

@@ -56,7 +56,7 @@ def test_no_template_has_inline_script_or_event_handlers():
 
 def test_the_page_showing_a_new_token_is_never_stored(client, alice):
     client.force_login(alice)
-    response = client.post(reverse("knowledge:api_tokens"), {"name": "ci"})
+    response = client.post(reverse("accounts:api_tokens"), {"name": "ci"})
     assert "gr_" in response.content.decode()
     assert "no-store" in response["Cache-Control"]
 

@@ -2,7 +2,7 @@
 
 Both /accounts/login/ and /admin/login/ call `authenticate()`, which reaches
 `LockoutModelBackend` before any password is checked. Three counters, each in the shared
-cache and each counted atomically *before* the password check (knowledge.ratelimit):
+cache and each counted atomically *before* the password check (accounts.ratelimit):
 
 - the account from one client address: `LOGIN_MAX_FAILURES` (10) attempts. This is the
   lock a guesser meets, and it does not lock the owner out from another address;
@@ -32,7 +32,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
-from knowledge.ratelimit import client_address, counter_hit, counter_reset
+from accounts.ratelimit import client_address, counter_hit, counter_reset
 
 # Set on the request when the lock-out refused it, so the login view can answer 429.
 LOCKED_ATTRIBUTE = "login_locked_out"

@@ -1,6 +1,6 @@
 """The login page: Django's LoginView, answering 429 with a reason when the lock-out refused it.
 
-The lock-out itself is in the authentication backend (knowledge.lockout), so the admin login
+The lock-out itself is in the authentication backend (accounts.lockout), so the admin login
 and any other caller of `authenticate()` obey it too.
 """
 
@@ -12,7 +12,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpResponse
 
-from knowledge.lockout import LOCKED_ATTRIBUTE
+from accounts.lockout import LOCKED_ATTRIBUTE
 
 
 class ThrottledLoginView(auth_views.LoginView):

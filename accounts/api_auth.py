@@ -18,7 +18,7 @@ from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
-from knowledge.models import ApiToken
+from accounts.models import ApiToken
 
 TOKEN_PREFIX = "gr_"
 # Enough to tell tokens apart on the settings page; far too short to guess the rest.
@@ -93,7 +93,7 @@ class HashedTokenAuthentication(authentication.BaseAuthentication):
 class HashedTokenScheme(OpenApiAuthenticationExtension):
     """Describes the token to drf-spectacular, so generated clients send `Authorization: Bearer`."""
 
-    target_class = "knowledge.api_auth.HashedTokenAuthentication"
+    target_class = "accounts.api_auth.HashedTokenAuthentication"
     name = "tokenAuth"
 
     def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]

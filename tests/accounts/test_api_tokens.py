@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from knowledge.api_auth import api_token_create, hash_token
-from knowledge.models import ApiToken
+from accounts.api_auth import api_token_create, hash_token
+from accounts.models import ApiToken
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
@@ -22,7 +22,7 @@ def _token_in(html: str) -> str:
 
 def test_it_shows_a_new_token_once_and_stores_only_its_hash(client, alice):
     client.force_login(alice)
-    response = client.post(reverse("knowledge:api_tokens"), {"name": "notebook"})
+    response = client.post(reverse("accounts:api_tokens"), {"name": "notebook"})
     assert response.status_code == 200
     token = _token_in(response.content.decode())
     row = ApiToken.objects.get(user=alice)
@@ -31,14 +31,14 @@ def test_it_shows_a_new_token_once_and_stores_only_its_hash(client, alice):
     assert token not in {row.prefix, row.token_hash, row.name}
     assert token.startswith(row.prefix)
     # The list page later shows the prefix, never the token.
-    listing = client.get(reverse("knowledge:api_tokens")).content.decode()
+    listing = client.get(reverse("accounts:api_tokens")).content.decode()
     assert token not in listing
     assert row.prefix in listing
 
 
 def test_it_refuses_a_token_without_a_name(client, alice):
     client.force_login(alice)
-    response = client.post(reverse("knowledge:api_tokens"), {"name": "  "}, follow=True)
+    response = client.post(reverse("accounts:api_tokens"), {"name": "  "}, follow=True)
     assert ApiToken.objects.count() == 0
     assert "Give the token a name" in response.content.decode()
 
@@ -55,7 +55,7 @@ def test_a_token_authenticates_api_calls_as_its_user(alice, collection):
 def test_a_revoked_token_gets_401_with_the_error_shape(client, alice):
     row, token = api_token_create(user=alice, name="old")
     client.force_login(alice)
-    response = client.post(reverse("knowledge:api_token_revoke", kwargs={"pk": row.pk}))
+    response = client.post(reverse("accounts:api_token_revoke", kwargs={"pk": row.pk}))
     assert response.status_code == 302
     row.refresh_from_db()
     assert row.revoked_at is not None
@@ -79,15 +79,15 @@ def test_a_wrong_token_and_no_token_get_401(alice):
 def test_charlie_cannot_see_or_revoke_alices_token(client, alice, charlie):
     row, _token = api_token_create(user=alice, name="alice's")
     client.force_login(charlie)
-    assert "alice&#x27;s" not in client.get(reverse("knowledge:api_tokens")).content.decode()
-    response = client.post(reverse("knowledge:api_token_revoke", kwargs={"pk": row.pk}))
+    assert "alice&#x27;s" not in client.get(reverse("accounts:api_tokens")).content.decode()
+    response = client.post(reverse("accounts:api_token_revoke", kwargs={"pk": row.pk}))
     assert response.status_code == 404
     row.refresh_from_db()
     assert row.revoked_at is None
 
 
 def test_the_token_page_needs_a_login(client):
-    response = client.get(reverse("knowledge:api_tokens"))
+    response = client.get(reverse("accounts:api_tokens"))
     assert response.status_code == 302
     assert reverse("login") in response["Location"]
 

@@ -35,7 +35,7 @@ def test_a_good_login_clears_earlier_failures(client, alice, password, settings)
 
 def test_every_form_carries_a_csrf_token(client, alice, password):
     client.login(username="alice", password=password)
-    for name in ("login", "password_change", "knowledge:collection_create", "knowledge:team_list"):
+    for name in ("login", "password_change", "knowledge:collection_create", "accounts:team_list"):
         body = client.get(reverse(name)).content.decode()
         assert body.count("<form") == body.count("csrfmiddlewaretoken"), name
 
