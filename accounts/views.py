@@ -19,7 +19,8 @@ from accounts.models import Team
 User = get_user_model()
 
 
-def _error_text(exc: ValidationError) -> str:
+def error_text(exc: ValidationError) -> str:
+    """A validation error as one line for a flash message."""
     return " ".join(exc.messages)
 
 
@@ -48,7 +49,7 @@ def team_list(request: HttpRequest) -> HttpResponse:
                 team = services.team_create(name=name, user=request.user)
                 return redirect("accounts:team_detail", slug=team.slug)
             except ValidationError as exc:
-                messages.error(request, _error_text(exc))
+                messages.error(request, error_text(exc))
     teams = Team.objects.filter(memberships__user=request.user).order_by("name")
     return render(request, "accounts/team_list.html", {"teams": teams})
 
@@ -68,7 +69,7 @@ def team_detail(request: HttpRequest, slug: str) -> HttpResponse:
             elif user is not None:
                 services.team_member_add(team=team, user=user, is_admin=bool(request.POST.get("is_admin")))
         except ValidationError as exc:
-            messages.error(request, _error_text(exc))
+            messages.error(request, error_text(exc))
         else:
             if removing:
                 messages.success(request, f"{username} is no longer in the team.")

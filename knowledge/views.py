@@ -12,17 +12,13 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.models import Team
-from accounts.views import added_message
+from accounts.views import added_message, error_text
 from knowledge import selectors, services
 from knowledge.metadata import MetadataError, parse_year_range
 from knowledge.models import Role
 from knowledge.views_documents import viewer_url
 
 User = get_user_model()
-
-
-def _error_text(exc: ValidationError) -> str:
-    return " ".join(exc.messages)
 
 
 @login_required
@@ -43,7 +39,7 @@ def collection_create(request: HttpRequest) -> HttpResponse:
                     name=name, description=request.POST.get("description", ""), user=request.user
                 )
             except ValidationError as exc:
-                messages.error(request, _error_text(exc))
+                messages.error(request, error_text(exc))
             else:
                 messages.success(request, f"Collection {collection.name} created. Upload papers to start.")
                 return redirect("knowledge:collection_detail", slug=collection.slug)
@@ -102,7 +98,7 @@ def member_set(request: HttpRequest, slug: str) -> HttpResponse:
         if user is not None:
             services.membership_set(collection=collection, user=user, role=role)
     except ValidationError as exc:
-        messages.error(request, _error_text(exc))
+        messages.error(request, error_text(exc))
     else:
         # The same words whether or not the account exists, so this form cannot be used to
         # find out which usernames exist.
@@ -121,7 +117,7 @@ def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse
         services.membership_remove(collection=collection, user=user)
         messages.success(request, f"{user.username} was removed.")
     except ValidationError as exc:
-        messages.error(request, _error_text(exc))
+        messages.error(request, error_text(exc))
     return redirect("knowledge:collection_detail", slug=slug)
 
 
