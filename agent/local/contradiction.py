@@ -249,6 +249,92 @@ def term_substitution(claim: str, sentence: str, sibling_map: dict[str, set[str]
     return False
 
 
+def _slot_terms(text: str) -> list[str]:
+    """Content stems in order, repeats kept, single digits too ("8 heads")."""
+    return [stem(w) for w in words(spell_digits(text))
+            if w not in STOPWORDS and w not in NEGATIONS and (len(w) > 1 or w.isdigit())]
+
+
+_SLOT_REACH = 2  # a neighbour of the replaced term is at most this many content words away
+_SLOT_WIDTH = 4  # content words a filler between two neighbours may have
+
+
+def slot_filler(claim: str, sentence: str) -> tuple[float, float]:
+    """Same relation, different filler: the sentence holds the content words around one of
+    the claim's terms but not that term, and other content words where it stood ("relevant
+    information in the middle of the context" against "relevant information at the
+    beginning or end of the context"). Returns (score, score when the replaced term is a
+    name, acronym or number): 1 when both neighbours frame the new words, 0.5 when one
+    neighbour is followed (or preceded) by them; 0 when under half of the claim's terms are
+    in the sentence at all. Surface only: a synonym in the slot scores like a rival term,
+    so this is a feature for agent.local.entailment to weigh, never a verdict alone."""
+    claim_seq = list(dict.fromkeys(_slot_terms(claim)))
+    sent_seq = _slot_terms(sentence)
+    held = set(sent_seq)
+    claim_set = set(claim_seq)
+    if not claim_seq or sum(t in held for t in claim_seq) / len(claim_seq) < 0.5:
+        return 0.0, 0.0
+    values = set(anchor_terms(claim))
+    best = best_value = 0.0
+    for i, term in enumerate(claim_seq):
+        if term in held:
+            continue
+        left = next((claim_seq[j] for j in range(i - 1, max(-1, i - 1 - _SLOT_REACH), -1) if claim_seq[j] in held),
+                    None)
+        right = next((claim_seq[j] for j in range(i + 1, min(len(claim_seq), i + 1 + _SLOT_REACH))
+                      if claim_seq[j] in held), None)
+        score = 0.0
+        lefts = [k for k, t in enumerate(sent_seq) if t == left] if left else []
+        rights = [k for k, t in enumerate(sent_seq) if t == right] if right else []
+        for a in lefts:
+            for b in rights:
+                if 1 <= b - a - 1 <= _SLOT_WIDTH and set(sent_seq[a + 1:b]) - claim_set:
+                    score = 1.0
+        if not score:
+            for a in lefts:
+                if set(sent_seq[a + 1:a + 3]) - claim_set:
+                    score = 0.5
+            for b in rights:
+                if set(sent_seq[max(0, b - 2):b]) - claim_set:
+                    score = 0.5
+        best = max(best, score)
+        if term in values:
+            best_value = max(best_value, score)
+    return best, best_value
+
+
+# General English words of direction (more / less of something, for better / for worse),
+# as stems. Not a list of opposite pairs: any word of one side against any of the other.
+# What a clash of direction is worth is fitted (agent.local.entailment), not assumed.
+_UP = frozenset(stem(w) for w in [
+    "increase", "rise", "rose", "risen", "raise", "grow", "grew", "grown", "higher", "more", "greater", "larger",
+    "faster", "improve", "enhance", "promote", "encourage", "boost", "elevate", "stimulate", "activate",
+    "accelerate", "strengthen", "gain", "better", "outperform", "benefit", "beneficial", "effective", "induce",
+    "facilitate", "upregulate", "expand", "exceed", "succeed", "success", "help", "superior"])
+_DOWN = frozenset(stem(w) for w in [
+    "decrease", "reduce", "lower", "less", "fewer", "smaller", "slower", "diminish", "decline", "drop", "fall",
+    "fell", "fallen", "shrank", "worsen", "worse", "impair", "inhibit", "suppress", "repress", "block", "slow",
+    "weaken", "loss", "lose", "degrade", "hurt", "attenuate", "downregulate", "ineffective", "fail", "failure",
+    "shrink", "underperform", "harm", "harmful", "inferior"])
+
+
+def direction(text: str) -> int:
+    """+1 when the text says more / better of something, -1 less / worse, 0 neither or both;
+    a negation in the text flips it ("does not improve" is -1)."""
+    ws = [stem(w) for w in words(text)]
+    up = sum(w in _UP for w in ws)
+    down = sum(w in _DOWN for w in ws)
+    sign = (up > down) - (down > up)
+    negated = any(w in NEGATIONS or w.endswith("n't") for w in words(text))
+    return -sign if negated else sign
+
+
+def direction_clash(claim: str, sentence: str) -> bool:
+    """The claim and the sentence point opposite ways ("X worsens Y" against "Y improved with X")."""
+    a, b = direction(claim), direction(sentence)
+    return a * b < 0
+
+
 def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[str]] | None = None,
                       context: str = "") -> str:
     """How the sentence disagrees with the claim: "negation", "alternative", "number",
