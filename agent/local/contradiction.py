@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from agent.local.text import NEGATIONS, STOPWORDS, anchor_terms, antonym_clash, numbers, stem, words
 
@@ -37,6 +38,9 @@ _ALTERNATIVE = [
     (re.compile(r"\b(?:dispens(?:e|es|ed|ing)|do(?:es)? away|did away|doing away)\s+with\s+(?P<b>[^,;:().]{3,80})",
                 re.IGNORECASE), "", "b"),
 ]
+# Words without which each _ALTERNATIVE pattern cannot match (a quick test before the scan).
+_ALTERNATIVE_WORDS = [("instead of", "rather than", "in place of", "as opposed to"), ("replac",), ("not",),
+                      ("dispens", "away")]
 # "A is faster than B": the comparative and what stands on each side of it.
 _COMPARATIVE = re.compile(r"\b(?P<comp>(?:more|less|fewer)\s+[a-z]+|(?!rather\b|other\b)[a-z]+er)\s+than\s+"
                           r"(?P<after>[^,;:()?.]+)", re.IGNORECASE)
@@ -114,23 +118,28 @@ def _head(phrase: str, *, last: bool) -> set[str]:
     return set(terms[-2:] if last else terms[:3])
 
 
-def alternatives(text: str) -> list[tuple[set[str], set[str]]]:
+def alternatives(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
     """(chosen, rejected) term sets the text states ("A instead of B" -> ({A}, {B}))."""
     return [(a, b) for a, b, _ in _alternatives(text)]
 
 
-def _alternatives(text: str) -> list[tuple[set[str], set[str], str]]:
+@lru_cache(maxsize=4096)  # a premise is compared with every candidate sentence
+def _alternatives(text: str) -> tuple[tuple[frozenset[str], frozenset[str], str], ...]:
     """alternatives(), each with the first content word of what is set aside: the thing
     rejected ("instead of greedy decoding" -> "greedi"), or a predicate ("not required for
     X but ...", "does not block X but ...") that rejects no thing of its own."""
     out = []
-    for pattern, chosen, rejected in _ALTERNATIVE:
+    lowered = text.lower()
+    for (pattern, chosen, rejected), words_needed in zip(_ALTERNATIVE, _ALTERNATIVE_WORDS):
+        # The patterns scan every position of the text: skip those whose words are absent.
+        if not any(w in lowered for w in words_needed):
+            continue
         for m in pattern.finditer(text):
             a = _head(m.group(chosen), last=True) if chosen else set()
             terms = _content(m.group(rejected))
             if terms:
-                out.append((a, set(terms[:3]), terms[0]))
-    return out
+                out.append((frozenset(a), frozenset(terms[:3]), terms[0]))
+    return tuple(out)
 
 
 def siblings(texts: Iterable[str]) -> dict[str, set[str]]:
@@ -318,6 +327,7 @@ _DOWN = frozenset(stem(w) for w in [
     "shrink", "underperform", "harm", "harmful", "inferior"])
 
 
+@lru_cache(maxsize=4096)
 def direction(text: str) -> int:
     """+1 when the text says more / better of something, -1 less / worse, 0 neither or both;
     a negation in the text flips it ("does not improve" is -1)."""
