@@ -150,6 +150,15 @@ def log_loss(p, y, weights):
     return float(-(weights * np.log(np.clip(p[np.arange(len(y)), y], 1e-12, 1))).sum() / weights.sum())
 
 
+def auc(score: np.ndarray, positive: np.ndarray) -> float | None:
+    """Probability that a positive outscores a negative (ties count half)."""
+    pos, neg = score[positive], score[~positive]
+    if not len(pos) or not len(neg):
+        return None
+    wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return round(float(wins / (len(pos) * len(neg))), 3)
+
+
 def claim_flags(flag_pair: np.ndarray, groups: np.ndarray) -> dict[int, bool]:
     out: dict[int, bool] = {}
     for g, f in zip(groups, flag_pair):
@@ -233,6 +242,8 @@ def main() -> None:
             "held_out_claim_level_classifier_alone": claim_level(p_held, no_cue, gate_h, gh, t_best),
             "held_out_rationale_level": rationale((p_held >= t_best) | cues[held]),
             "held_out_rationale_level_classifier_alone": rationale(p_held >= t_best),
+            # How well P(CONTRADICT) tells the held-out CONTRADICT rationales from SUPPORT ones.
+            "held_out_auc_contradict_vs_support_rationales": auc(p_held[y[held] > 0], y[held][y[held] > 0] == 2),
         }
         fitted[name] = (w, b, mean, scale, t_best, losses[l2])
         if not embedding:
