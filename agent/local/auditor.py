@@ -14,7 +14,8 @@ For each fact of the plan:
 3. two supporting sentences that contradict each other are a conflict: neither is stated
    as fact, the answer reports both.
 The premise (agent.local.planner.presupposition) is then checked: a relevant sentence that
-disagrees (agent.local.contradiction) makes it FALSE_PREMISE with that sentence; no
+disagrees (a surface cue of agent.local.contradiction, or P(CONTRADICT) of the fitted
+classifier agent.local.entailment) makes it FALSE_PREMISE with that sentence; no
 sentence asserting it means the answer may not assume it (PARTIAL, or a refusal saying so).
 
 Every threshold is a field of AuditorParams, calibrated by bench/calibrate_auditor.py

@@ -12,6 +12,7 @@ from agent.local.contradiction import direction, direction_clash, slot_filler
 from agent.local.entailment import (
     CLASSES,
     FEATURES,
+    Classifier,
     chose_rejected,
     default_classifier,
     fit_softmax,
@@ -131,3 +132,26 @@ def test_an_opposite_direction_alone_is_a_false_premise(embed):
                            title="A diet trial")]
     audit = _audit(embed, "Why did the new diet raise cholesterol levels in adults?", sources)
     assert audit.verdict == Verdict.FALSE_PREMISE
+
+
+def _direction_only() -> Classifier:
+    """A classifier that says CONTRADICT exactly when the directions clash (to test the wiring)."""
+    d = len(FEATURES)
+    weights = [[0.0] * d, [0.0] * d, [0.0] * d]
+    weights[CLASSES.index("CONTRADICT")][FEATURES.index("direction_clash")] = 10.0
+    return Classifier(weights=tuple(map(tuple, weights)), bias=(0.0, 0.0, -5.0), mean=(0.0,) * d, scale=(1.0,) * d)
+
+
+def test_a_sentence_the_classifier_flags_without_a_cue_makes_the_premise_false(embed):
+    # "lowered" is no listed opposite of "raised": no surface cue, only the classifier.
+    sources = [make_source(71, "Across the trial, the new diet lowered cholesterol levels in adults.",
+                           title="A diet trial")]
+    question = "Why did the new diet raise cholesterol levels in adults?"
+    plan = RulePlanner().plan(question)
+    flagged = LocalAuditor(embed=embed, params=AuditorParams(premise_model=_direction_only())).audit(
+        question, plan, sources, can_retry=False)
+    assert flagged.verdict == Verdict.FALSE_PREMISE
+    assert flagged.premise.chunk_id == 71 and "lowered cholesterol" in flagged.premise.quote
+    assert "classifier" in flagged.premise.reason
+    off = LocalAuditor(embed=embed, params=AuditorParams(premise_model=_direction_only(), premise_false_min=1.01))
+    assert off.audit(question, plan, sources, can_retry=False).verdict != Verdict.FALSE_PREMISE
