@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from agent.local.text import NEGATIONS, STOPWORDS, anchor_terms, antonym_clash, numbers, stem, words
 
@@ -37,6 +38,9 @@ _ALTERNATIVE = [
     (re.compile(r"\b(?:dispens(?:e|es|ed|ing)|do(?:es)? away|did away|doing away)\s+with\s+(?P<b>[^,;:().]{3,80})",
                 re.IGNORECASE), "", "b"),
 ]
+# Words without which each _ALTERNATIVE pattern cannot match (a quick test before the scan).
+_ALTERNATIVE_WORDS = [("instead of", "rather than", "in place of", "as opposed to"), ("replac",), ("not",),
+                      ("dispens", "away")]
 # "A is faster than B": the comparative and what stands on each side of it.
 _COMPARATIVE = re.compile(r"\b(?P<comp>(?:more|less|fewer)\s+[a-z]+|(?!rather\b|other\b)[a-z]+er)\s+than\s+"
                           r"(?P<after>[^,;:()?.]+)", re.IGNORECASE)
@@ -114,23 +118,28 @@ def _head(phrase: str, *, last: bool) -> set[str]:
     return set(terms[-2:] if last else terms[:3])
 
 
-def alternatives(text: str) -> list[tuple[set[str], set[str]]]:
+def alternatives(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
     """(chosen, rejected) term sets the text states ("A instead of B" -> ({A}, {B}))."""
     return [(a, b) for a, b, _ in _alternatives(text)]
 
 
-def _alternatives(text: str) -> list[tuple[set[str], set[str], str]]:
+@lru_cache(maxsize=4096)  # a premise is compared with every candidate sentence
+def _alternatives(text: str) -> tuple[tuple[frozenset[str], frozenset[str], str], ...]:
     """alternatives(), each with the first content word of what is set aside: the thing
     rejected ("instead of greedy decoding" -> "greedi"), or a predicate ("not required for
     X but ...", "does not block X but ...") that rejects no thing of its own."""
     out = []
-    for pattern, chosen, rejected in _ALTERNATIVE:
+    lowered = text.lower()
+    for (pattern, chosen, rejected), words_needed in zip(_ALTERNATIVE, _ALTERNATIVE_WORDS):
+        # The patterns scan every position of the text: skip those whose words are absent.
+        if not any(w in lowered for w in words_needed):
+            continue
         for m in pattern.finditer(text):
             a = _head(m.group(chosen), last=True) if chosen else set()
             terms = _content(m.group(rejected))
             if terms:
-                out.append((a, set(terms[:3]), terms[0]))
-    return out
+                out.append((frozenset(a), frozenset(terms[:3]), terms[0]))
+    return tuple(out)
 
 
 def siblings(texts: Iterable[str]) -> dict[str, set[str]]:
@@ -247,6 +256,93 @@ def term_substitution(claim: str, sentence: str, sibling_map: dict[str, set[str]
         if rest and len(rest & bag) / len(rest) >= 0.6:
             return True
     return False
+
+
+def _slot_terms(text: str) -> list[str]:
+    """Content stems in order, repeats kept, single digits too ("8 heads")."""
+    return [stem(w) for w in words(spell_digits(text))
+            if w not in STOPWORDS and w not in NEGATIONS and (len(w) > 1 or w.isdigit())]
+
+
+_SLOT_REACH = 2  # a neighbour of the replaced term is at most this many content words away
+_SLOT_WIDTH = 4  # content words a filler between two neighbours may have
+
+
+def slot_filler(claim: str, sentence: str) -> tuple[float, float]:
+    """Same relation, different filler: the sentence holds the content words around one of
+    the claim's terms but not that term, and other content words where it stood ("relevant
+    information in the middle of the context" against "relevant information at the
+    beginning or end of the context"). Returns (score, score when the replaced term is a
+    name, acronym or number): 1 when both neighbours frame the new words, 0.5 when one
+    neighbour is followed (or preceded) by them; 0 when under half of the claim's terms are
+    in the sentence at all. Surface only: a synonym in the slot scores like a rival term,
+    so this is a feature for agent.local.entailment to weigh, never a verdict alone."""
+    claim_seq = list(dict.fromkeys(_slot_terms(claim)))
+    sent_seq = _slot_terms(sentence)
+    held = set(sent_seq)
+    claim_set = set(claim_seq)
+    if not claim_seq or sum(t in held for t in claim_seq) / len(claim_seq) < 0.5:
+        return 0.0, 0.0
+    values = set(anchor_terms(claim))
+    best = best_value = 0.0
+    for i, term in enumerate(claim_seq):
+        if term in held:
+            continue
+        left = next((claim_seq[j] for j in range(i - 1, max(-1, i - 1 - _SLOT_REACH), -1) if claim_seq[j] in held),
+                    None)
+        right = next((claim_seq[j] for j in range(i + 1, min(len(claim_seq), i + 1 + _SLOT_REACH))
+                      if claim_seq[j] in held), None)
+        score = 0.0
+        lefts = [k for k, t in enumerate(sent_seq) if t == left] if left else []
+        rights = [k for k, t in enumerate(sent_seq) if t == right] if right else []
+        for a in lefts:
+            for b in rights:
+                if 1 <= b - a - 1 <= _SLOT_WIDTH and set(sent_seq[a + 1:b]) - claim_set:
+                    score = 1.0
+        if not score:
+            for a in lefts:
+                if set(sent_seq[a + 1:a + 3]) - claim_set:
+                    score = 0.5
+            for b in rights:
+                if set(sent_seq[max(0, b - 2):b]) - claim_set:
+                    score = 0.5
+        best = max(best, score)
+        if term in values:
+            best_value = max(best_value, score)
+    return best, best_value
+
+
+# General English words of direction (more / less of something, for better / for worse),
+# as stems. Not a list of opposite pairs: any word of one side against any of the other.
+# What a clash of direction is worth is fitted (agent.local.entailment), not assumed.
+_UP = frozenset(stem(w) for w in [
+    "increase", "rise", "rose", "risen", "raise", "grow", "grew", "grown", "higher", "more", "greater", "larger",
+    "faster", "improve", "enhance", "promote", "encourage", "boost", "elevate", "stimulate", "activate",
+    "accelerate", "strengthen", "gain", "better", "outperform", "benefit", "beneficial", "effective", "induce",
+    "facilitate", "upregulate", "expand", "exceed", "succeed", "success", "help", "superior"])
+_DOWN = frozenset(stem(w) for w in [
+    "decrease", "reduce", "lower", "less", "fewer", "smaller", "slower", "diminish", "decline", "drop", "fall",
+    "fell", "fallen", "shrank", "worsen", "worse", "impair", "inhibit", "suppress", "repress", "block", "slow",
+    "weaken", "loss", "lose", "degrade", "hurt", "attenuate", "downregulate", "ineffective", "fail", "failure",
+    "shrink", "underperform", "harm", "harmful", "inferior"])
+
+
+@lru_cache(maxsize=4096)
+def direction(text: str) -> int:
+    """+1 when the text says more / better of something, -1 less / worse, 0 neither or both;
+    a negation in the text flips it ("does not improve" is -1)."""
+    ws = [stem(w) for w in words(text)]
+    up = sum(w in _UP for w in ws)
+    down = sum(w in _DOWN for w in ws)
+    sign = (up > down) - (down > up)
+    negated = any(w in NEGATIONS or w.endswith("n't") for w in words(text))
+    return -sign if negated else sign
+
+
+def direction_clash(claim: str, sentence: str) -> bool:
+    """The claim and the sentence point opposite ways ("X worsens Y" against "Y improved with X")."""
+    a, b = direction(claim), direction(sentence)
+    return a * b < 0
 
 
 def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[str]] | None = None,

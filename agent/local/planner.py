@@ -39,7 +39,7 @@ _AUX = r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|should
 # "How/When/Where does X do Y" -> "X do Y"; "How many N did X use" -> "X use N";
 # "How long/often/well does X do Y" -> "X do Y" (the degree is what is asked).
 _WH_AUX = re.compile(
-    rf"^(?P<wh>how|when|where|why)(?:\s+(?:many|much)\s+(?P<noun>[\w\-\s]+?)"
+    rf"^(?P<wh>how|when|where|why)(?:\s+(?:many|much)(?:\s+(?P<noun>[\w\-\s]+?))?"
     rf"|\s+(?:long|often|far|well|fast|large|big|small|old|soon|early|late|frequently|accurately))?"
     rf"\s+(?P<aux>{_AUX})\s+(?P<body>.+?)\??$",
     re.IGNORECASE)

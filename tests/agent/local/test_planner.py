@@ -23,6 +23,8 @@ from agent.local.planner import RulePlanner, clarification, presupposition
         # A degree asked ("how long", "how well") still presupposes the event.
         ("How long did Lumen take to index the archive?", "Lumen take to index the archive"),
         ("How well does Quill handle faded receipts?", "Quill handle faded receipts"),
+        # "How much" without a noun asks a degree too ("how much does X improve Y").
+        ("How much does caching speed up Lumen on long receipts?", "caching speed up Lumen on long receipts"),
         # A question about a cause presupposes its effect.
         ("What is the reason Quill splits numbers into digits?", "Quill splits numbers into digits"),
         ("What makes Lumen slower than Quill?", "Lumen slower than Quill"),
