@@ -5,6 +5,13 @@
     ... --sample 100 --sample-out /tmp/eligible.txt                                  # sentences to read
     ... --cache /tmp/evidence-cache   # keep the extracted pages (extraction is 95 % of the time)
     ... --dump /tmp/sentences.jsonl   # every sentence with its paper, chunk and eligibility
+    ... --calibrate                   # refit knowledge.text's layout model on bench/evidence_labels.jsonl
+
+Calibration (`--calibrate`, no PDF needed): bench/evidence_labels.jsonl holds sentences read by
+hand (ok = a reader accepts it as evidence, else why not). The papers are split in two halves
+(sorted file names, even positions = calibration half); the layout model is fitted on the
+"calibration" sentences (calibration half only) and the current knowledge.text.quotable is
+reported on the labelled sentences of the other half.
 
 Runs the real pure pipeline of the tree at --root: knowledge.pdf.extract_pdf, then
 knowledge.chunking.chunk_pages with the embedding model's tokenizer, then the sentences the
@@ -98,6 +105,54 @@ def _figure_run(sentence: str) -> bool:
     return _run(sentence, TICK, 3) or bool(GLUED.search(sentence))
 
 
+LABELS = HERE / "bench" / "evidence_labels.jsonl"
+
+
+def calibration_half(papers: list[str]) -> set[str]:
+    """The papers calibration may see: every other one in sorted order, starting with the first."""
+    return set(sorted(papers)[::2])
+
+
+def calibrate(data: Path) -> None:
+    import numpy as np
+
+    from knowledge.text import quotable
+    from knowledge.text.classify import LAYOUT_FEATURES, LAYOUT_THRESHOLD, layout_features
+
+    rows = [json.loads(line) for line in LABELS.read_text().splitlines() if line.strip()]
+    half = calibration_half([p.stem for p in (data / "papers").glob("*.pdf")])
+    fit = [r for r in rows if r["set"] == "calibration"]
+    assert all(r["paper"] in half for r in fit), "calibration sentences must come from the calibration half"
+    x = np.array([layout_features(r["sentence"]) for r in fit])
+    y = np.array([0.0 if r["ok"] else 1.0 for r in fit])
+    w, b = np.zeros(x.shape[1]), 0.0
+    for _ in range(20000):  # L2-regularised logistic regression, plain gradient descent
+        p = 1 / (1 + np.exp(-(x @ w + b)))
+        w -= 0.5 * ((x.T @ (p - y)) / len(y) + 0.001 * w)
+        b -= 0.5 * float((p - y).mean())
+    print(f"fitted on {len(fit)} sentences ({int(y.sum())} rejected by the reader):")
+    print("  LAYOUT_WEIGHTS = (" + ", ".join(f"{v:.2f}" for v in w) + f")  # {', '.join(LAYOUT_FEATURES)}")
+    print(f"  LAYOUT_BIAS = {b:.2f}")
+    p = 1 / (1 + np.exp(-(x @ w + b)))
+    rand = np.array([r["pool"] == "random" for r in fit])
+    for t in (0.4, 0.5, 0.6, 0.7, 0.8):
+        flag = p >= t
+        print(f"  threshold {t}: random pool bad caught {(flag & (y == 1) & rand).sum()}/{((y == 1) & rand).sum()}, "
+              f"good lost {(flag & (y == 0) & rand).sum()}/{((y == 0) & rand).sum()}")
+    print(f"current threshold {LAYOUT_THRESHOLD}; knowledge.text.quotable on the other half's labelled sentences:")
+    for name in sorted({r["set"] for r in rows} - {"calibration"}):
+        held = [r for r in rows if r["set"] == name and r["paper"] not in half]
+        bad = [r for r in held if not r["ok"]]
+        good = [r for r in held if r["ok"] and not r["why"].startswith("caption")]
+        captions = len(held) - len(bad) - len(good)
+        print(f"  {name}: {len(held)} sentences; rejected by the reader {len(bad)}, of them no longer eligible "
+              f"{sum(not quotable(r['sentence']) for r in bad)}; accepted {len(good)} (and {captions} captions), "
+              f"of them no longer eligible {sum(not quotable(r['sentence']) for r in good)}")
+        for r in held:
+            if bool(quotable(r["sentence"])) == (not r["ok"]) and not r["why"].startswith("caption"):
+                print(f"    {'kept' if r['ok'] is False else 'lost'}: {r['sentence'][:100]}  ({r['why'] or 'accepted'})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=HERE, help="checkout whose code is measured")
@@ -105,12 +160,16 @@ def main() -> None:
                         default=Path(os.environ.get("GROUNDED_SHARED_DATA", HERE.parent / "shared" / "data")))
     parser.add_argument("--sample", type=int, default=0, help="write this many random eligible sentences")
     parser.add_argument("--sample-out", type=Path, default=Path("eligible_sample.txt"))
+    parser.add_argument("--calibrate", action="store_true", help="refit the layout model (see above) and stop")
     parser.add_argument("--rule", choices=["quotable", "agent", "knowledge"], default="quotable")
     parser.add_argument("--cache", type=Path, help="directory for extracted pages (keyed by file and pdf.py)")
     parser.add_argument("--dump", type=Path, help="write every sentence (paper, chunk, eligible) as JSON lines")
     args = parser.parse_args()
     sys.path.insert(0, str(args.root.resolve()))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.calibrate:
+        calibrate(args.data)
+        return
     from agent.local.text import split_sentences
     from knowledge.chunking import chunk_pages
     from knowledge.pdf import CleanPage, extract_pdf

@@ -36,14 +36,16 @@ _LEADING_MARK = re.compile(r"^(?:[-*+\u2022\u25aa\u25e6\u25cf]|#{1,6}|>\s*|\d{1,
 # A footnote run into the line it was printed under: its number glued to its first word or
 # link, right after a lower-case word ("... the sizes are still 1Note that, ...",
 # "... most com- 5https://www.ncbi...").
-_GLUED_FOOTNOTE = re.compile(r"(?<=[a-z,-] )\d{1,2}(?:https?:|www\.|[A-Z][a-z]+(?=[\s,.;:]))")
+_GLUED_FOOTNOTE = re.compile(
+    r"(?<=[a-z,-] )(?:\d{1,2}(?:https?:|www\.|[A-Z][a-z]+(?=[\s,.;:]))|[*\u2217\u2020\u2021]\s?[A-Z][a-z]+)")
 # The field label that opens a prompt, dialogue or dataset example printed in a figure or
-# table ("Question: ...", "Q: ...", "Passage 4: ..."). Inside a sentence it is usually prose
-# describing a format ("the input sequence is: Query: q Document: d").
+# table ("Question: ...", "Q: ...", "Passage 4: ...", "Input document: ..."), or a markup tag
+# of one ("<Paragraph> ..."). Inside a sentence a field label is usually prose describing a
+# format ("the input sequence is: Query: q Document: d").
 _EXAMPLE_FIELD = re.compile(
-    r"^(?:Q|A|Question|Answer|Prompt|Input|Output|Passage|Document|Claim|Query|Context|Response|Title|"
-    r"User|Assistant|System|Type)\s?(?:\[?\d{1,2}\]?)?\s?:\s")
-_COPYRIGHT = re.compile(r"\u00a9|\bCopyright\b|\bAll rights reserved\b", re.IGNORECASE)
+    r"^(?:[A-Z][a-z]+\s)?(?:Q|A|Question|Answer|Prompt|Input|Output|Passage|Document|Claim|Query|Context|Response|"
+    r"Title|User|Assistant|System|Type)\s?(?:\[?\d{1,2}\]?)?\s?:\s|<[A-Z][A-Za-z]*>", re.IGNORECASE)
+_COPYRIGHT = re.compile(r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b", re.IGNORECASE)
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:.]\s")
 _ELLIPSIS_END = re.compile(r"(?:\.\.\.|\u2026)[\"'\u201d\u2019)\]]*$")
 _QUESTION_END = re.compile(r"\?[\"'\u201d\u2019)\]]*$")
@@ -156,8 +158,9 @@ def sentence_kind(sentence: str) -> SentenceKind:
 
 def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
     """What looks like prose may still not be a statement of the paper."""
-    if len(text) < MIN_CHARS or _ELLIPSIS_END.search(text):
-        # Too short to state anything, or an example text cut off by its figure ("... 1833 in Stockholm...").
+    if len(text) < MIN_CHARS or _ELLIPSIS_END.search(text) or (text.endswith(":") and len(tokens) < 8):
+        # Too short to state anything, an example text cut off by its figure ("... 1833 in
+        # Stockholm..."), or a short lead-in to a list, a formula or an example ("Here is the question:").
         return "fragment"
     if re.fullmatch(r"[a-z]{2,}[,;]?", tokens[0]) or text[0] in ",;:.)]\u201d\u2019":
         # Starts inside a sentence that a float, a footnote or a page cut in two ("tences in the same

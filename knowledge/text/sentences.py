@@ -210,6 +210,9 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
         if (word.lower() in _SENTENCE_OPENERS and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
                 and (following[:1].islower() or following[:1].isdigit())):
             return _cut(sentence, i)
-        if not (_TITLE_WORD.match(word) or word.lower() in _TITLE_FUNCTION_WORDS):
+        # A heading in sentence case ("Estimating faithfulness using LLMs The problem ...") has
+        # lower-case words too, but no punctuation and no sentence opener before its end.
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*:?|\([A-Z][A-Za-z]*\)", word) or (
+                word[:1].isupper() and word.lower() in _SENTENCE_OPENERS):
             return None
     return None

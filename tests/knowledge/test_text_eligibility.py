@@ -25,6 +25,8 @@ from knowledge.text.classify import LAYOUT_THRESHOLD
         ("Reranking When training the reranker, we freeze the encoder.", "Reranking",
          "When training the reranker, we freeze the encoder."),
         ("Ablation Setup: We drop one gate at a time.", "Ablation Setup:", "We drop one gate at a time."),
+        ("Scoring receipts with lamps The score counts lamps per receipt.", "Scoring receipts with lamps",
+         "The score counts lamps per receipt."),
     ],
 )
 def test_an_unnumbered_run_in_heading_is_cut_when_the_sentence_is_quoted(sentence, heading, rest):
@@ -55,6 +57,10 @@ def test_ordinary_sentences_keep_their_first_words(sentence):
         ("Does the gate help when the receipts are long?", "question"),
         ("Question: which store printed the longest receipt?", "question"),
         ("Claim: the toy parser reads every receipt twice.", "example"),
+        ("Input document: Two lamps and a kettle were sold on Main Street.", "example"),
+        ("<Receipt> Two lamps and a kettle were sold on Main Street.", "example"),
+        ("Here is the receipt to read:", "fragment"),
+        ("The parser is not coupled with any \u2217 Equal contribution.", "footnote"),
         ("If the receipt is blank, you should return the word none.", "instruction"),
         ("Summarize the receipt in one line without any numbers.", "instruction"),
         ("The store on Main Street sold forty lamps that spring...", "fragment"),
