@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Literal
 
 from knowledge.text.instructions import is_instruction
@@ -217,9 +218,11 @@ def strip_marks(sentence: str) -> str:
     return split[1].strip() if split else s
 
 
+@lru_cache(maxsize=16384)
 def quotable(sentence: str) -> str:
     """The form of a chunk sentence that may be quoted as evidence, or "" when it is not
-    answer-eligible: the one definition, used by the agent and the index."""
+    answer-eligible: the one definition, used by the agent and the index. Cached: the
+    auditor asks again for the same sentences on every pass and for each neighbour."""
     s = strip_marks(sentence)
     return s if is_answer_eligible(s) else ""
 
@@ -240,22 +243,29 @@ def layout_features(sentence: str) -> list[float]:
     ("BERT BERT pooling pooling"), no closing punctuation, and the share of symbol characters."""
     tokens = sentence.split()
     n = max(1, len(tokens))
-    run = longest = 0
+    numeric = short = function = lower = capitalised = run = longest = 0
     for token in tokens:
-        run = run + 1 if token[:1].isupper() or token[:1].isdigit() else 0
+        first = token[:1]
+        upper = first.isupper()
+        numeric += bool(_DIGIT.search(token))
+        short += len(token) <= 2
+        function += token.lower().strip("(),;:.") in _FUNCTION_WORDS
+        lower += bool(_LOWER_WORD.match(token))
+        capitalised += upper
+        run = run + 1 if upper or first.isdigit() else 0
         longest = max(longest, run)
-    characters = max(1, sum(len(t) for t in tokens))
+    joined = "".join(tokens)
     return [
-        sum(1 for t in tokens if any(c.isdigit() for c in t)) / n,
-        sum(1 for t in tokens if len(t) <= 2) / n,
-        sum(1 for t in tokens if t.lower().strip("(),;:.") in _FUNCTION_WORDS) / n,
-        sum(1 for t in tokens if re.match(r"[a-z][a-z-]{2,}[,.;:)]*$", t)) / n,
-        sum(1 for t in tokens if t[:1].isupper()) / n,
+        numeric / n, short / n, function / n, lower / n, capitalised / n,
         min(1.0, longest / 8),
         1 - len({t.lower() for t in tokens}) / n,
         0.0 if _SENTENCE_END.search(sentence) else 1.0,
-        sum(1 for t in tokens for c in t if not c.isalnum()) / characters,
+        sum(1 for c in joined if not c.isalnum()) / max(1, len(joined)),
     ]
+
+
+_DIGIT = re.compile(r"\d")
+_LOWER_WORD = re.compile(r"[a-z][a-z-]{2,}[,.;:)]*$")
 
 
 # Fitted by bench/evidence_text.py --calibrate on sentences of the calibration half of the
