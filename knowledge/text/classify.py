@@ -46,6 +46,9 @@ _GLUED_FOOTNOTE = re.compile(
 _EXAMPLE_FIELD = re.compile(
     r"^(?:[A-Z][a-z]+\s)?(?:Q|A|Question|Answer|Prompt|Input|Output|Passage|Document|Claim|Query|Context|Response|"
     r"Title|User|Assistant|System|Type)\s?(?:\[?\d{1,2}\]?)?\s?:\s|<[A-Z][A-Za-z]*>", re.IGNORECASE)
+# A footnote's own text starts with its number glued to its first word ("5We used values of
+# ..."): the number is cut like a list mark.
+_FOOTNOTE_START = re.compile(r"\d{1,2}(?=[A-Z][a-z]+[\s,.;:])")
 _COPYRIGHT = re.compile(r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b", re.IGNORECASE)
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:.]\s")
 _ELLIPSIS_END = re.compile(r"(?:\.\.\.|\u2026)[\"'\u201d\u2019)\]]*$")
@@ -208,12 +211,14 @@ def is_answer_eligible(sentence: str) -> bool:
 
 
 def strip_marks(sentence: str) -> str:
-    """The sentence without a leading list mark or a heading glued to its front
-    ("7 Conclusion In this work ..." and "Reranking When training ..." lose their headings);
+    """The sentence without a leading list mark, footnote number ("5We used ...") or heading
+    glued to its front ("7 Conclusion In this work ..." and "Reranking When training ..." lose
+    their headings);
     what is left is a verbatim slice of the sentence."""
     s = sentence.strip()
     for _ in range(2):
         s = _LEADING_MARK.sub("", s, count=1).strip()
+    s = _FOOTNOTE_START.sub("", s, count=1) if _FOOTNOTE_START.match(s) else s
     split = split_heading(s) or run_in_heading(s)
     return split[1].strip() if split else s
 

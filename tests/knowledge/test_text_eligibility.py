@@ -89,6 +89,12 @@ def test_the_layout_model_separates_legends_from_prose():
     assert layout_score(legend) >= LAYOUT_THRESHOLD > layout_score(prose)
 
 
+def test_a_footnote_number_glued_to_its_text_is_cut():
+    assert quotable("4The toy corpus is available from the authors on request.") == (
+        "The toy corpus is available from the authors on request.")
+    assert quotable("2WikiToy holds forty receipts from two stores.") == "2WikiToy holds forty receipts from two stores."
+
+
 def test_quotable_is_the_agents_definition():
     from agent.local.eligibility import clean_sentence, eligible
 
