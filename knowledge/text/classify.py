@@ -51,6 +51,10 @@ _EXAMPLE_FIELD = re.compile(
 _FOOTNOTE_START = re.compile(r"\d{1,2}(?=[A-Z][a-z]+[\s,.;:])")
 _COPYRIGHT = re.compile(r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b", re.IGNORECASE)
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:.]\s")
+_TRAILING_LABEL = re.compile(
+    r"(?<!\bin)(?<!\bfrom)(?<!\bto)(?<!\bof)(?<!\bsee)(?<!\band)(?<!\bas)(?<!\bby)(?<!\bwith)(?<!\bon)"
+    r"(?<!\bunder)(?<!\bthan)(?<!\bfollows)(?<!\bbelow)(?<!\babove)(?<!\bin\sAppendix)"
+    r"\s(?:Figure|Fig\.|Table)\s?\d{1,2}[a-z]?\.$")
 _ELLIPSIS_END = re.compile(r"(?:\.\.\.|\u2026)[\"'\u201d\u2019)\]]*$")
 _QUESTION_END = re.compile(r"\?[\"'\u201d\u2019)\]]*$")
 
@@ -184,6 +188,10 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
     if is_instruction(text) or re.search(r"\b(?:you|your)\b", text, re.IGNORECASE):
         # Papers print their prompts; a sentence addressed to "you" is one of them, not a finding.
         return "instruction"
+    if _TRAILING_LABEL.search(text):
+        # Figure text ending in the label of its caption ("... Good quality Figure 1."): in prose
+        # a reference to a figure follows a preposition ("as shown in Figure 1.").
+        return "figure"
     if _CAPTION.match(text):
         # A figure's or table's caption describes it: kept with the chunk (retrieval, display),
         # but an answer quoting "Figure 2: ..." reads as a label, not as a statement of the paper.

@@ -70,6 +70,8 @@ def test_ordinary_sentences_keep_their_first_words(sentence):
         ("(Roe et al., 2021; Poe and Doe, 2022).", "fragment"),
         ("Copyright 2025 by the toy authors of this receipt paper.", "front_matter"),
         ("Figure 3: Recall of the toy parser grows with receipt length.", "caption"),
+        ("Lamp count per store Lamp count per receipt low recall high recall Figure 4.", "figure"),
+        ("The lamp counts per store are shown in Figure 4.", "prose"),
         ("Toy Parser Receipt Store Lamp Street Total Count Gate", "figure"),
         ("Gate Recall Lumen Toy Corpus Receipt Length Store Count.", "figure"),
         # Enumeration marks close a parenthesis they never opened: still prose.
