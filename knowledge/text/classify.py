@@ -49,6 +49,10 @@ _EXAMPLE_FIELD = re.compile(
 # A footnote's own text starts with its number glued to its first word ("5We used values of
 # ..."): the number is cut like a list mark.
 _FOOTNOTE_START = re.compile(r"\d{1,2}(?=[A-Z][a-z]+[\s,.;:])")
+# The publisher's block of a first page ("ACM ISBN 979-8-... https://doi.org/10.1145/...").
+_PUBLISHER = re.compile(r"\bISBN\b|\bdoi\.org/|\bDOI:\s?10\.")
+# A placeholder of a prompt template ("context: [context]", "{demonstration}").
+_PLACEHOLDER = re.compile(r"\[[a-z]{3,}(?: [a-z0-9]+)?\]|\{\{?[a-z]{3,}(?: [a-z0-9]+)?\}\}?")
 _COPYRIGHT = re.compile(r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b", re.IGNORECASE)
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:.]\s")
 _TRAILING_LABEL = re.compile(
@@ -177,13 +181,13 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
     if _unbalanced_or_all_parenthesis(text):
         # "Touvron et al., 2023).", "), STS, and Summarization (Summ.).", "(Ouyang et al., 2022; ...).".
         return "fragment"
-    if _COPYRIGHT.search(text):
+    if _COPYRIGHT.search(text) or _PUBLISHER.search(text):
         return "front_matter"
     if _GLUED_FOOTNOTE.search(text):
         return "footnote"
     if _QUESTION_END.search(text):
         return "question"
-    if _EXAMPLE_FIELD.search(text):
+    if _EXAMPLE_FIELD.search(text) or _PLACEHOLDER.search(text):
         return "example"
     if is_instruction(text) or re.search(r"\b(?:you|your)\b", text, re.IGNORECASE):
         # Papers print their prompts; a sentence addressed to "you" is one of them, not a finding.
@@ -219,14 +223,21 @@ def is_answer_eligible(sentence: str) -> bool:
 
 
 def strip_marks(sentence: str) -> str:
-    """The sentence without a leading list mark, footnote number ("5We used ...") or heading
-    glued to its front ("7 Conclusion In this work ..." and "Reranking When training ..." lose
+    """The sentence without a leading list mark, footnote number ("5We used ..."), prompt
+    template or heading glued to its front ("7 Conclusion In this work ..." and "Reranking When training ..." lose
     their headings);
     what is left is a verbatim slice of the sentence."""
     s = sentence.strip()
     for _ in range(2):
         s = _LEADING_MARK.sub("", s, count=1).strip()
     s = _FOOTNOTE_START.sub("", s, count=1) if _FOOTNOTE_START.match(s) else s
+    template = list(_PLACEHOLDER.finditer(s))
+    if template:
+        # A prompt template printed before the text that follows it ("question: [question]
+        # answer: [answer] We then asked ..."): the sentence starts after its last placeholder.
+        rest = s[template[-1].end():].lstrip()
+        if rest[:1].isupper() and len(rest.split()) >= 4:
+            s = rest
     split = split_heading(s) or run_in_heading(s)
     return split[1].strip() if split else s
 

@@ -206,6 +206,8 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
         return None
     for i in range(1, min(7, len(tokens) - 2)):
         word, following = tokens[i], tokens[i + 1]
+        if i == 1 and first in {"appendix", "section", "chapter"} and re.fullmatch(r"[A-Z0-9](?:\.\d{1,2})*[.:]?", word):
+            continue  # "Appendix A Architecture and Training Details The architecture ..."
         previous = tokens[i - 1].lower().strip(":.")
         if (word.lower() in _SENTENCE_OPENERS and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
                 and (following[:1].islower() or following[:1].isdigit())):

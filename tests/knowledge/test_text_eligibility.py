@@ -25,6 +25,8 @@ from knowledge.text.classify import LAYOUT_THRESHOLD
         ("Reranking When training the reranker, we freeze the encoder.", "Reranking",
          "When training the reranker, we freeze the encoder."),
         ("Ablation Setup: We drop one gate at a time.", "Ablation Setup:", "We drop one gate at a time."),
+        ("Appendix B Receipt Details The receipts come from two stores.", "Appendix B Receipt Details",
+         "The receipts come from two stores."),
         ("Scoring receipts with lamps The score counts lamps per receipt.", "Scoring receipts with lamps",
          "The score counts lamps per receipt."),
     ],
@@ -60,6 +62,9 @@ def test_ordinary_sentences_keep_their_first_words(sentence):
         ("Input document: Two lamps and a kettle were sold on Main Street.", "example"),
         ("<Receipt> Two lamps and a kettle were sold on Main Street.", "example"),
         ("Here is the receipt to read:", "fragment"),
+        ("Given a receipt, rate its total from 0 to 10. receipt: [receipt] total: [total]", "example"),
+        ("The template fills {{receipt}} and {{total}} before it asks the parser.", "example"),
+        ("Toy Press ISBN 978-0-00-000000-0 https://doi.org/10.0000/toy the parser reads receipts.", "front_matter"),
         ("The parser is not coupled with any \u2217 Equal contribution.", "footnote"),
         ("If the receipt is blank, you should return the word none.", "instruction"),
         ("Summarize the receipt in one line without any numbers.", "instruction"),
@@ -95,6 +100,11 @@ def test_a_footnote_number_glued_to_its_text_is_cut():
     assert quotable("4The toy corpus is available from the authors on request.") == (
         "The toy corpus is available from the authors on request.")
     assert quotable("2WikiToy holds forty receipts from two stores.") == "2WikiToy holds forty receipts from two stores."
+
+
+def test_a_prompt_template_printed_before_a_sentence_is_cut():
+    assert quotable("receipt: [receipt] total: [total] The parser fills both fields for every receipt.") == (
+        "The parser fills both fields for every receipt.")
 
 
 def test_quotable_is_the_agents_definition():
