@@ -3,19 +3,34 @@
     PYTHONDONTWRITEBYTECODE=1 .venv/bin/python bench/evidence_text.py                # this tree
     PYTHONDONTWRITEBYTECODE=1 .venv/bin/python bench/evidence_text.py --root ../main # another checkout (before)
     ... --sample 100 --sample-out /tmp/eligible.txt                                  # sentences to read
+    ... --cache /tmp/evidence-cache   # keep the extracted pages (extraction is 95 % of the time)
+    ... --dump /tmp/sentences.jsonl   # every sentence with its paper, chunk and eligibility
+    ... --calibrate                   # refit knowledge.text's layout model on bench/evidence_labels.jsonl
+
+Calibration (`--calibrate`, no PDF needed): bench/evidence_labels.jsonl holds sentences read by
+hand (ok = a reader accepts it as evidence, else why not). The papers are split in two halves
+(sorted file names, even positions = calibration half); the layout model is fitted on the
+"calibration" sentences (calibration half only) and the current knowledge.text.quotable is
+reported on the labelled sentences of the other half.
 
 Runs the real pure pipeline of the tree at --root: knowledge.pdf.extract_pdf, then
 knowledge.chunking.chunk_pages with the embedding model's tokenizer, then the sentences the
 agent quotes (agent.local.text.split_sentences) of every chunk outside the reference list.
-A sentence is answer-eligible by knowledge.text.is_answer_eligible where the tree has it;
-a tree without it is measured with the filter it had (agent.local.text.is_prose).
+A sentence is answer-eligible when it has a quotable form: knowledge.text.quotable where the
+tree has it (the one definition; the form is the sentence without a glued heading or list
+mark, and that form is what is measured), else agent.local.eligibility.eligible (the agent's
+filter before the two were merged); `--rule knowledge` measures knowledge.text.is_answer_eligible
+of a tree without `quotable` (the index's filter before the merge).
 
 Reported:
-- the share of sentences that start with a section number ("6.1 Machine Translation On ...")
-  or contain a figure-label run (three numbers in a row such as axis ticks "55 60 65", or a
-  number glued to a word, "75Accuracy"), among all sentences and among eligible ones. The
-  two patterns are this script's own, simpler than the classifier's rules, so they are a
-  check on it, not a copy of it;
+- the share of sentences, among all and among eligible ones, that start with a section number
+  ("6.1 Machine Translation On ..."), contain a figure-label run (three numbers in a row such
+  as axis ticks "55 60 65", or a number glued to a word, "75Accuracy"), a table-cell run
+  (four cells in a row that are numbers, dashes or marks), an axis or legend label (no
+  function word and no closing punctuation), equation residue (three maths symbols or Greek
+  letters among mostly one-character tokens), or a reference-list entry (author initials or
+  a venue with a year). The patterns are this script's own, simpler than the classifier's
+  rules, so they are a check on it, not a copy of it;
 - devbench evidence spans found whole inside one eligible sentence, or two adjacent ones,
   of a chunk of their paper (letters and digits compared, case-folded);
 - time to extract, chunk and split the 25 papers.
@@ -24,6 +39,7 @@ Reported:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -46,13 +62,95 @@ def _key(text: str) -> str:
     return re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", text).casefold())
 
 
-def _figure_run(sentence: str) -> bool:
+CELL = re.compile(r"^(?:[-+~(]?\d+(?:[.,]\d+)?(?:%|[kKMB])?[)]?\*?|[-\u2013\u2014\u2713\u2717\u00d7\u2714\u2718/]|n/a|N/A)$")
+MATHS = re.compile(r"[=+<>^_{}\u2190-\u22ff\u0370-\u03ff]")
+FUNCTION = frozenset(["a", "an", "the", "of", "to", "in", "for", "and", "with", "that", "on", "by", "is", "are",
+                      "was", "were", "be", "we", "it", "this", "as", "from", "at", "our", "which", "or", "not", "can"])
+REFERENCE = re.compile(r"(?:\b[A-Z][a-z]+,\s(?:[A-Z]\.\s?){1,3}|\b(?:In Proceedings|Proceedings of|arXiv preprint|"
+                       r"CoRR|Transactions of|Conference on)\b).*\b(?:19|20)\d\d\b|\b(?:19|20)\d\d[a-z]?\b.*"
+                       r"\b(?:In Proceedings|Proceedings of|arXiv preprint|CoRR)\b")
+
+
+def _run(sentence: str, pattern: re.Pattern, least: int) -> bool:
+    """At least `least` tokens in a row that match `pattern`."""
     run = 0
     for token in sentence.split():
-        run = run + 1 if TICK.match(token) else 0
-        if run >= 3:
+        run = run + 1 if pattern.match(token) else 0
+        if run >= least:
             return True
-    return bool(GLUED.search(sentence))
+    return False
+
+
+def _cell_run(sentence: str) -> bool:
+    return _run(sentence, CELL, 4)
+
+
+def _label(sentence: str) -> bool:
+    tokens = sentence.split()
+    return (not re.search(r"[.!?:;][\"')\]]*$", sentence)
+            and not any(t.lower().strip("(),;") in FUNCTION for t in tokens))
+
+
+def _equation(sentence: str) -> bool:
+    tokens = sentence.split()
+    short = sum(1 for t in tokens if len(t) <= 2)
+    return len(MATHS.findall(sentence)) >= 3 and short >= 0.4 * len(tokens)
+
+
+def _reference(sentence: str) -> bool:
+    return bool(REFERENCE.search(sentence))
+
+
+def _figure_run(sentence: str) -> bool:
+    return _run(sentence, TICK, 3) or bool(GLUED.search(sentence))
+
+
+LABELS = HERE / "bench" / "evidence_labels.jsonl"
+
+
+def calibration_half(papers: list[str]) -> set[str]:
+    """The papers calibration may see: every other one in sorted order, starting with the first."""
+    return set(sorted(papers)[::2])
+
+
+def calibrate(data: Path) -> None:
+    import numpy as np
+
+    from knowledge.text import quotable
+    from knowledge.text.classify import LAYOUT_FEATURES, LAYOUT_THRESHOLD, layout_features
+
+    rows = [json.loads(line) for line in LABELS.read_text().splitlines() if line.strip()]
+    half = calibration_half([p.stem for p in (data / "papers").glob("*.pdf")])
+    fit = [r for r in rows if r["set"] == "calibration"]
+    assert all(r["paper"] in half for r in fit), "calibration sentences must come from the calibration half"
+    x = np.array([layout_features(r["sentence"]) for r in fit])
+    y = np.array([0.0 if r["ok"] else 1.0 for r in fit])
+    w, b = np.zeros(x.shape[1]), 0.0
+    for _ in range(20000):  # L2-regularised logistic regression, plain gradient descent
+        p = 1 / (1 + np.exp(-(x @ w + b)))
+        w -= 0.5 * ((x.T @ (p - y)) / len(y) + 0.001 * w)
+        b -= 0.5 * float((p - y).mean())
+    print(f"fitted on {len(fit)} sentences ({int(y.sum())} rejected by the reader):")
+    print("  LAYOUT_WEIGHTS = (" + ", ".join(f"{v:.2f}" for v in w) + f")  # {', '.join(LAYOUT_FEATURES)}")
+    print(f"  LAYOUT_BIAS = {b:.2f}")
+    p = 1 / (1 + np.exp(-(x @ w + b)))
+    rand = np.array([r["pool"] == "random" for r in fit])
+    for t in (0.4, 0.5, 0.6, 0.7, 0.8):
+        flag = p >= t
+        print(f"  threshold {t}: random pool bad caught {(flag & (y == 1) & rand).sum()}/{((y == 1) & rand).sum()}, "
+              f"good lost {(flag & (y == 0) & rand).sum()}/{((y == 0) & rand).sum()}")
+    print(f"current threshold {LAYOUT_THRESHOLD}; knowledge.text.quotable on the other half's labelled sentences:")
+    for name in sorted({r["set"] for r in rows} - {"calibration"}):
+        held = [r for r in rows if r["set"] == name and r["paper"] not in half]
+        bad = [r for r in held if not r["ok"]]
+        good = [r for r in held if r["ok"] and not r["why"].startswith("caption")]
+        captions = len(held) - len(bad) - len(good)
+        print(f"  {name}: {len(held)} sentences; rejected by the reader {len(bad)}, of them no longer eligible "
+              f"{sum(not quotable(r['sentence']) for r in bad)}; accepted {len(good)} (and {captions} captions), "
+              f"of them no longer eligible {sum(not quotable(r['sentence']) for r in good)}")
+        for r in held:
+            if bool(quotable(r["sentence"])) == (not r["ok"]) and not r["why"].startswith("caption"):
+                print(f"    {'kept' if r['ok'] is False else 'lost'}: {r['sentence'][:100]}  ({r['why'] or 'accepted'})")
 
 
 def main() -> None:
@@ -62,19 +160,47 @@ def main() -> None:
                         default=Path(os.environ.get("GROUNDED_SHARED_DATA", HERE.parent / "shared" / "data")))
     parser.add_argument("--sample", type=int, default=0, help="write this many random eligible sentences")
     parser.add_argument("--sample-out", type=Path, default=Path("eligible_sample.txt"))
+    parser.add_argument("--calibrate", action="store_true", help="refit the layout model (see above) and stop")
+    parser.add_argument("--rule", choices=["quotable", "agent", "knowledge"], default="quotable")
+    parser.add_argument("--cache", type=Path, help="directory for extracted pages (keyed by file and pdf.py)")
+    parser.add_argument("--dump", type=Path, help="write every sentence (paper, chunk, eligible) as JSON lines")
     args = parser.parse_args()
     sys.path.insert(0, str(args.root.resolve()))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.calibrate:
+        calibrate(args.data)
+        return
     from agent.local.text import split_sentences
     from knowledge.chunking import chunk_pages
-    from knowledge.pdf import extract_pdf
+    from knowledge.pdf import CleanPage, extract_pdf
 
-    try:
-        from knowledge.text import is_answer_eligible as eligible
-        rule = "knowledge.text.is_answer_eligible"
-    except ImportError:
-        from agent.local.text import is_prose as eligible
-        rule = "agent.local.text.is_prose"
+    code_key = hashlib.sha256((args.root / "knowledge" / "pdf.py").read_bytes()).hexdigest()[:12]
+
+    def extract(path: Path) -> tuple[list, int]:
+        cached = args.cache / f"{path.stem}.{code_key}.json" if args.cache else None
+        if cached and cached.exists():
+            data = json.loads(cached.read_text())
+            return [CleanPage.from_json(p) for p in data["pages"]], data["page_count"]
+        extracted = extract_pdf(path)
+        if cached:
+            args.cache.mkdir(parents=True, exist_ok=True)
+            cached.write_text(json.dumps({"pages": [p.to_json() for p in extracted.pages],
+                                          "page_count": extracted.page_count}))
+        return extracted.pages, extracted.page_count
+
+    rule = args.rule
+    if rule == "quotable":
+        try:
+            from knowledge.text import quotable as eligible
+        except ImportError:
+            rule = "agent"
+    if rule == "agent":
+        from agent.local.eligibility import eligible
+    elif rule == "knowledge":
+        from knowledge.text import is_answer_eligible
+
+        def eligible(s: str) -> str:
+            return s if is_answer_eligible(s) else ""
 
     questions = json.loads((args.data / "devbench" / "questions.json").read_text())
     timing = {"extract": 0.0, "chunk": 0.0, "split": 0.0}
@@ -82,29 +208,32 @@ def main() -> None:
     pages = n_chunks = 0
     for path in sorted((args.data / "papers").glob("*.pdf")):
         t = time.perf_counter()
-        extracted = extract_pdf(path)
+        clean, page_count = extract(path)
         timing["extract"] += time.perf_counter() - t
-        pages += extracted.page_count
+        pages += page_count
         t = time.perf_counter()
-        chunks = chunk_pages(extracted.pages)
+        chunks = chunk_pages(clean)
         n_chunks += len(chunks)
         timing["chunk"] += time.perf_counter() - t
         t = time.perf_counter()
+        # (sentence, its quotable form or "")
         per_doc[path.stem] = [[(s, eligible(s)) for s in split_sentences(c.text)] for c in chunks if not c.is_reference]
         timing["split"] += time.perf_counter() - t
 
     sentences = [s for chunks in per_doc.values() for chunk in chunks for s in chunk]
-    ok = [s for s, e in sentences if e]
+    ok = [e for _, e in sentences if e]
     all_ = [s for s, _ in sentences]
     print(f"tree: {args.root.resolve()}  eligibility: {rule}")
     print(f"{len(per_doc)} papers, {pages} pages, {n_chunks} chunks; extract {timing['extract']:.1f} s, chunk {timing['chunk']:.1f} s, "
           f"split+classify {timing['split']:.1f} s")
     print(f"sentences in non-reference chunks: {len(all_)}, answer-eligible: {len(ok)} ({100 * len(ok) / len(all_):.1f} %)")
+    checks = {"section number": SECTION_START.match, "figure-label run": _figure_run, "table-cell run": _cell_run,
+              "axis/legend label": _label, "equation residue": _equation, "reference entry": _reference}
     for label, group in (("all sentences", all_), ("eligible sentences", ok)):
-        heads = sum(1 for s in group if SECTION_START.match(s))
-        figs = sum(1 for s in group if _figure_run(s))
-        print(f"  {label}: start with a section number {heads} ({100 * heads / max(1, len(group)):.2f} %), "
-              f"figure-label runs {figs} ({100 * figs / max(1, len(group)):.2f} %)")
+        hits = {name: sum(1 for s in group if check(s)) for name, check in checks.items()}
+        flagged = sum(1 for s in group if any(check(s) for check in checks.values()))
+        print(f"  {label} ({len(group)}): any pattern {flagged} ({100 * flagged / max(1, len(group)):.2f} %); " + ", ".join(
+            f"{name} {n} ({100 * n / max(1, len(group)):.2f} %)" for name, n in hits.items()))
 
     spans = [(q["expected_doc_ids"], span) for q in questions for span in q["required_evidence_spans"]]
     counts = {"any sentence, 1": 0, "eligible, 1": 0, "eligible, 1 or 2 adjacent": 0}
@@ -113,17 +242,24 @@ def main() -> None:
         found = dict.fromkeys(counts, False)
         for doc in docs:
             for chunk in per_doc.get(doc, []):
-                keys = [(_key(s), e) for s, e in chunk]
-                if any(want in k for k, _ in keys):
+                if any(want in _key(s) for s, _ in chunk):
                     found["any sentence, 1"] = True
-                if any(want in k for k, e in keys if e):
+                keys = [_key(e) for _, e in chunk]
+                if any(want in k for k in keys if k):
                     found["eligible, 1"] = found["eligible, 1 or 2 adjacent"] = True
-                if any(want in a + b for (a, ea), (b, eb) in itertools.pairwise(keys) if ea and eb):
+                if any(want in a + b for a, b in itertools.pairwise(keys) if a and b):
                     found["eligible, 1 or 2 adjacent"] = True
         for name, hit in found.items():
             counts[name] += hit
     for name, n in counts.items():
         print(f"  devbench spans whole in {name}: {n}/{len(spans)} ({100 * n / len(spans):.0f} %)")
+    if args.dump:
+        with args.dump.open("w") as out:
+            for doc, chunks in per_doc.items():
+                for i, chunk in enumerate(chunks):
+                    for s, e in chunk:
+                        out.write(json.dumps({"paper": doc, "chunk": i, "sentence": s, "eligible": bool(e),
+                                              "quotable": e}) + "\n")
     if args.sample:
         rng = random.Random(14)
         picked = rng.sample(ok, min(args.sample, len(ok)))

@@ -62,21 +62,6 @@ def split_sentences(text: str) -> list[str]:
     return split(text)
 
 
-def is_prose(sentence: str) -> bool:
-    """False for table rows and figure residue ("GPT-2 345M (M) 10.0 15.0 No Retrieval"):
-    most tokens of a sentence are words, few are numbers."""
-    tokens = sentence.split()
-    if len(tokens) < 5:
-        return False
-    # Pure symbols ("=", "±") neither count for nor against: "We used the Adam optimizer
-    # with β1 = 0.9, β2 = 0.98" is a sentence with a verb and its values.
-    tokens = [t for t in tokens if any(c.isalnum() for c in t)]
-    n = len(tokens)
-    wordy = sum(1 for t in tokens if sum(c.isalpha() for c in t) >= 3 and t[0].islower())
-    numeric = sum(1 for t in tokens if any(c.isdigit() for c in t))
-    return (wordy >= 0.4 * n and numeric <= 0.34 * n) or (wordy >= 4 and wordy >= 0.3 * n and numeric <= 0.5 * n)
-
-
 def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 

@@ -4,18 +4,30 @@
   folded form used to compare a quote with a passage.
 - `sentence_spans` / `split_sentences`: the one sentence splitter (nupunkt, see
   docs/ingestion.md for the comparison that chose it).
-- `sentence_kind` / `is_answer_eligible`: whether a sentence is prose a reader would accept
-  as evidence, or a heading, figure or table residue, equation, line numbers or a
-  bibliography entry.
+- `sentence_kind` / `is_answer_eligible` / `quotable`: whether a sentence is prose a reader
+  would accept as evidence, or a heading, figure or table residue, equation, line numbers,
+  a bibliography entry, a footnote, a question, an example or an instruction; `quotable` is
+  the one definition of answer-eligible evidence (the agent's roles call it).
+- `is_instruction` / `is_injection`: text addressed to a model (never evidence; an injection
+  makes its whole chunk untrusted).
 """
 
 from __future__ import annotations
 
-from knowledge.text.classify import SentenceKind, is_answer_eligible, sentence_kind
+from knowledge.text.classify import (
+    SentenceKind,
+    is_answer_eligible,
+    layout_score,
+    quotable,
+    sentence_kind,
+    strip_marks,
+)
+from knowledge.text.instructions import is_injection, is_instruction
 from knowledge.text.normalise import collapse_spaces, match_key, normalise
-from knowledge.text.sentences import runs_on, sentence_spans, split_heading, split_sentences
+from knowledge.text.sentences import run_in_heading, runs_on, sentence_spans, split_heading, split_sentences
 
 __all__ = [
-    "SentenceKind", "collapse_spaces", "is_answer_eligible", "match_key", "normalise", "runs_on",
-    "sentence_kind", "sentence_spans", "split_heading", "split_sentences",
+    "SentenceKind", "collapse_spaces", "is_answer_eligible", "is_injection", "is_instruction", "layout_score",
+    "match_key", "normalise", "quotable", "run_in_heading", "runs_on", "sentence_kind", "sentence_spans",
+    "split_heading", "split_sentences", "strip_marks",
 ]

@@ -177,3 +177,44 @@ def _refine(text: str, start: int, end: int) -> list[tuple[int, int]]:
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, each with its whitespace collapsed to single spaces."""
     return [s for s in (collapse_spaces(text[a:b]) for a, b in sentence_spans(text)) if s]
+
+
+# Words that open a sentence (a run-in heading ends where one of them starts the sentence) and
+# that a title rarely starts with.
+_SENTENCE_OPENERS = frozenset([
+    "the", "we", "our", "in", "for", "to", "when", "this", "these", "here", "given", "since", "although", "while",
+    "unlike", "following", "it", "its", "they", "after", "because", "however", "as", "on", "with", "a", "an",
+    "each", "first", "finally", "table", "figure", "to", "if", "there", "most", "many", "all", "one", "both",
+])
+_TITLE_WORD = re.compile(r"^(?:[A-Z][A-Za-z]*(?:-[A-Za-z]+)*|[A-Z]{2,}\d*|\([A-Z][A-Za-z]*\))[:.]?$")
+
+
+def run_in_heading(sentence: str) -> tuple[str, str] | None:
+    """(heading, rest) when an unnumbered run-in heading opens the sentence ("Reranking When
+    training rerankers, we ...", "Language Modeling The first LM dataset is ...").
+
+    The heading is one to six title words (capitalised, or small words inside the title);
+    the rest starts with a word that opens sentences ("The", "We", "When", "Table", ...)
+    followed by a lower-case word or a number. A title does not start with such an opener, so
+    "For MS MARCO we ..." stays whole. Used on sentences when they are quoted (the stored
+    chunk text and its sentence boundaries do not change); numbered headings are split off by
+    the splitter itself (`split_heading`).
+    """
+    tokens = sentence.split()
+    first = tokens[0].lower().strip(":") if tokens else ""
+    if len(tokens) < 4 or first in _SENTENCE_OPENERS or first in {"see", "cf"} or not _TITLE_WORD.match(tokens[0]):
+        return None
+    for i in range(1, min(7, len(tokens) - 2)):
+        word, following = tokens[i], tokens[i + 1]
+        if i == 1 and first in {"appendix", "section", "chapter"} and re.fullmatch(r"[A-Z0-9](?:\.\d{1,2})*[.:]?", word):
+            continue  # "Appendix A Architecture and Training Details The architecture ..."
+        previous = tokens[i - 1].lower().strip(":.")
+        if (word.lower() in _SENTENCE_OPENERS and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
+                and (following[:1].islower() or following[:1].isdigit())):
+            return _cut(sentence, i)
+        # A heading in sentence case ("Estimating faithfulness using LLMs The problem ...") has
+        # lower-case words too, but no punctuation and no sentence opener before its end.
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*:?|\([A-Z][A-Za-z]*\)", word) or (
+                word[:1].isupper() and word.lower() in _SENTENCE_OPENERS):
+            return None
+    return None

@@ -85,7 +85,8 @@ def test_a_caption_starts_a_sentence_of_its_own_after_the_figure_legend():
     text = "model-a model-b (no context) Figure 7: Recall drops as the context grows."
     assert split_sentences(text) == ["model-a model-b (no context)", "Figure 7: Recall drops as the context grows."]
     assert not is_answer_eligible("model-a model-b (no context)")
-    assert is_answer_eligible("Figure 7: Recall drops as the context grows.")
+    # The caption is a sentence of its own, labelled as such: shown with its chunk, never quoted as an answer.
+    assert sentence_kind("Figure 7: Recall drops as the context grows.") == "caption"
 
 
 def test_spans_are_exact_offsets_into_the_text():
