@@ -131,15 +131,17 @@ def _make_rows(chunks, embedder: Any, meta: dict) -> IndexData:
     # A reference-section chunk gets none: the reranker then scores it by its chunk vector.
     # Bibliography entries split into many fragments that no answer quotes, and embedding
     # them was a third of the index build of a long paper.
-    # Only answer-eligible sentences get one: a heading, a figure label or a table row is
-    # never the best sentence of a chunk, and skipping them saves their embedding time.
-    from knowledge.text import is_answer_eligible
+    # Only answer-eligible sentences get one, in the form the auditor quotes (knowledge.text.
+    # quotable: a glued heading or footnote number cut off), so its embeddings are cache hits:
+    # a heading, a figure label or a table row is never the best sentence of a chunk, and
+    # skipping them saves their embedding time.
+    from knowledge.text import quotable
 
     sentences: list[str] = []
     offsets = [0]
     for row in rows:
         if not row[4]:
-            sentences.extend(s for s in _split_sentences(row[2]) if is_answer_eligible(s))
+            sentences.extend(q for q in map(quotable, _split_sentences(row[2])) if q)
         offsets.append(len(sentences))
     sent_vectors = embed_with_cache(sentences, embedder=embedder) if sentences else np.zeros(
         (0, embedder.dim), dtype=np.float32)
