@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.local import selection
+from agent.local import selection, sufficiency
 from agent.local.answer_type import need_of, offers
 from agent.local.contradiction import contradiction_cue, siblings
 from agent.local.eligibility import eligible, is_injection
@@ -82,6 +82,17 @@ class AuditorParams:
     sentences_per_fact: int = 2
     # Two quotes sharing this share of their terms say the same thing: keep one.
     duplicate_jaccard: float = 0.7
+    # Whether a need is answered at all (agent.local.sufficiency: a logistic model over its
+    # best candidate's selection logit and support, in the order of NEED_FEATURES), and the
+    # probabilities that make it SUPPORTED / PARTIAL (equal: no PARTIAL band was fitted). Fitted and chosen by bench/calibrate_sufficiency.py on SciFact
+    # calibration claims and the devbench calibration half, minimising a stated cost.
+    need_weights: tuple[float, ...] = (0.619, 3.2922)
+    need_bias: float = -0.6589
+    need_min: float = 0.35
+    need_partial_min: float = 0.35
+    # A one-need question whose premise no sentence confirms is answered (PARTIAL, saying
+    # so) only when its need is at least this likely answered; above 1, never.
+    premise_unconfirmed_min: float = 1.01
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -150,10 +161,14 @@ class LocalAuditor:
         idf = candidate_idf([c.terms for c in cands])
 
         audits: list[FactAudit] = []
+        need_ps: list[float] = []
         missing: list[str] = []
         conflicts: list[Conflict] = []
         for fact, fvec in zip(facts, fact_vecs):
             scores, ranked = self._rank(fact, fvec, cands, sent_vecs, sources, doc_terms, idf)
+            need_p = self.need_probability(ranked)
+            need_ps.append(need_p)
+            fact_label = self._need_label(need_p)
             picked: list[SupportingSentence] = []
             picked_terms: list[set[str]] = []
             for answers, support, sc, _ in ranked:
@@ -166,7 +181,7 @@ class LocalAuditor:
                 start = find_quote(cand.quote, source.text)
                 if start < 0:
                     continue
-                label = SupportLabel.SUPPORTED if answers >= p.answer_min else SupportLabel.PARTIAL
+                label = fact_label
                 picked.append(SupportingSentence(
                     chunk_id=source.chunk_id, quote=cand.quote, label=label, score=round(answers, 4),
                     verified=True, quote_start=start,
@@ -176,9 +191,13 @@ class LocalAuditor:
                                       {sc.index: support for _, support, sc, _ in ranked}, cands, sibling_map)
             if conflict is not None:
                 conflicts.append(conflict)
-            label = picked[0].label if picked else SupportLabel.UNSUPPORTED
+            label = fact_label if picked else SupportLabel.UNSUPPORTED
             if conflict is not None and label == SupportLabel.SUPPORTED:
                 label = SupportLabel.PARTIAL  # the evidence disagrees with itself
+            if label == SupportLabel.UNSUPPORTED and picked:
+                # Not answered: its best sentences are the closest evidence a refusal or a
+                # missing-evidence note shows, never stated as the answer.
+                picked = [s.model_copy(update={"label": SupportLabel.UNSUPPORTED}) for s in picked[:1]]
             if not picked:
                 closest = max(scores, key=lambda s: s.support, default=None)
                 if closest is not None:
@@ -198,9 +217,29 @@ class LocalAuditor:
         premise = self._premise(plan.premise, premise_vec, cands, sources, sent_vecs, doc_terms, sibling_map)
         if plan.premise and not premise.contradicted and not premise.confirmed:
             missing.append(f"{PREMISE_PREFIX}{plan.premise}")
-        verdict, reason = _verdict(audits, premise, conflicts, can_retry)
+        # A one-need question whose premise nothing confirms may still be answered (PARTIAL,
+        # saying the premise is unconfirmed) when its need is very likely answered.
+        waived = len(need_ps) == 1 and need_ps[0] >= p.premise_unconfirmed_min
+        verdict, reason = _verdict(audits, premise, conflicts, can_retry, premise_waived=waived)
         return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
                            reason=reason)
+
+    def need_probability(self, ranked: list[tuple[float, float, SentenceScore, np.ndarray]]) -> float:
+        """P(the need is answered by its best sentence): agent.local.sufficiency's model over
+        the need's ranked candidates. Without fitted weights, the best candidate's own
+        P(answers) (the selection model) stands in."""
+        p = self.params
+        pairs = [(answers, x) for answers, _, _, x in ranked]
+        if not p.need_weights:
+            return pairs[0][0] if pairs else 0.0
+        return sufficiency.probability(sufficiency.features(pairs), p.need_weights, p.need_bias)
+
+    def _need_label(self, prob: float) -> SupportLabel:
+        if prob >= self.params.need_min:
+            return SupportLabel.SUPPORTED
+        if prob >= self.params.need_partial_min:
+            return SupportLabel.PARTIAL
+        return SupportLabel.UNSUPPORTED
 
     def _rank(self, fact: str, fvec: np.ndarray, cands: list[_Candidate], sent_vecs: np.ndarray,
               sources: list[Source], doc_terms: dict[object, set[str]], idf: dict[str, float],
@@ -409,11 +448,16 @@ def _facts(question: str, plan: Plan) -> list[str]:
 
 
 def _verdict(audits: list[FactAudit], premise: PremiseCheck, conflicts: list[Conflict],
-             can_retry: bool) -> tuple[Verdict, str]:
+             can_retry: bool, *, premise_waived: bool = False) -> tuple[Verdict, str]:
+    """The verdict from each need's own label: every need answered (and the premise
+    confirmed) is SUFFICIENT; some answered is PARTIALLY_SUFFICIENT naming the others;
+    none is a refusal. While a retry is left, anything missing asks for one first."""
     if premise.contradicted:
         return Verdict.FALSE_PREMISE, premise.reason
+    usable = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
     supported = sum(a.label == SupportLabel.SUPPORTED for a in audits)
-    partial = sum(a.label == SupportLabel.PARTIAL for a in audits)
+    answered = [a for a in audits if a.label in usable]
+    unanswered = [a.fact for a in audits if a.label not in usable]
     premise_ok = not premise.premise or premise.confirmed
     if audits and supported == len(audits) and premise_ok:
         return Verdict.SUFFICIENT, "every needed fact has a supporting sentence"
@@ -421,14 +465,18 @@ def _verdict(audits: list[FactAudit], premise: PremiseCheck, conflicts: list[Con
         return Verdict.PARTIALLY_SUFFICIENT, "the retrieved passages contradict each other"
     if can_retry:
         return Verdict.INSUFFICIENT_RETRY, "some needed facts (or the premise) have no supporting sentence yet"
-    if (supported or partial) and premise_ok:
-        return Verdict.PARTIALLY_SUFFICIENT, f"{supported + partial} of {len(audits)} needed facts are supported"
-    if len(audits) == 1 and not premise_ok:
+    if answered and premise_ok:
+        reason = f"{len(answered)} of {len(audits)} needed facts are supported"
+        if unanswered:
+            reason += "; no sentence answers: " + "; ".join(unanswered)
+        return Verdict.PARTIALLY_SUFFICIENT, reason
+    if len(audits) == 1 and not premise_ok and not premise_waived:
         # A one-need question asks about what it presupposes ("Who won the 2021 Cup?"): with
-        # the presupposition unconfirmed, any answer would assume it.
+        # the presupposition unconfirmed, any answer would assume it, unless the need itself
+        # is very likely answered (AuditorParams.premise_unconfirmed_min).
         return (Verdict.INSUFFICIENT_REFUSE,
                 f"the question's premise could not be confirmed by any retrieved sentence: {premise.premise}")
-    if supported or partial:
+    if answered:
         return (Verdict.PARTIALLY_SUFFICIENT,
                 f"the premise could not be confirmed by any retrieved sentence: {premise.premise}")
     if not premise_ok:
