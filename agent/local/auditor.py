@@ -164,7 +164,10 @@ class LocalAuditor:
         need_ps: list[float] = []
         missing: list[str] = []
         conflicts: list[Conflict] = []
-        for fact, fvec in zip(facts, fact_vecs):
+        # The missing-evidence note names each unanswered part as the question put it ("how
+        # many GPUs was it trained on?"), not with the subject it borrowed for scoring.
+        asked = plan.facts or [question]
+        for n, (fact, fvec) in enumerate(zip(facts, fact_vecs)):
             scores, ranked = self._rank(fact, fvec, cands, sent_vecs, sources, doc_terms, idf)
             need_p = self.need_probability(ranked)
             need_ps.append(need_p)
@@ -212,7 +215,7 @@ class LocalAuditor:
                         )]
             audits.append(FactAudit(fact=fact, label=label, sentences=picked))
             if label != SupportLabel.SUPPORTED:
-                missing.append(fact)
+                missing.append(asked[n].strip() if n < len(asked) else fact)
 
         premise = self._premise(plan.premise, premise_vec, cands, sources, sent_vecs, doc_terms, sibling_map)
         if plan.premise and not premise.contradicted and not premise.confirmed:

@@ -117,7 +117,10 @@ def test_a_part_whose_candidates_are_on_topic_but_do_not_answer_is_named_missing
     audit, answer = ask(question)
     assert [f.label for f in audit.facts] == [SupportLabel.SUPPORTED, SupportLabel.UNSUPPORTED]
     assert audit.facts[1].sentences  # it had candidates: kept as the closest evidence only
-    assert answer.outcome == Outcome.PARTIAL and "annotated" in answer.missing_note
+    assert answer.outcome == Outcome.PARTIAL
+    # The note names the part as asked, not with the subject it borrowed for scoring.
+    assert audit.missing == ["who annotated the manifests?"]
+    assert "annotated the manifests?" in answer.missing_note and "trained" not in answer.missing_note
     assert all("Adam" in s.text or "trained" in s.text for s in answer.sentences)
     # The former rule (any candidate past the gates answers) stated the second part too.
     lenient = LocalAuditor(embed=embed, params=AuditorParams(need_min=0.0, need_partial_min=0.0))
@@ -189,6 +192,18 @@ def test_a_retry_reads_past_the_chunks_it_already_has(embed, depth, found):
     assert (99 in [s.chunk_id for s in result.sources]) is found
     if found:
         assert result.answer.outcome == Outcome.ANSWER and "16 GPUs" in result.answer.text
+
+
+def test_the_reformulator_searches_the_unanswered_part_with_the_question_subject(embed):
+    from agent.local.reformulator import KeywordReformulator
+
+    question = "How is Harrowgate trained, and who annotated the manifests?"
+    plan = RulePlanner().plan(question)
+    audit = LocalAuditor(embed=embed).audit(question, plan, PAPER, can_retry=True)
+    assert audit.verdict == Verdict.INSUFFICIENT_RETRY
+    queries = KeywordReformulator().reformulate(question, plan, audit, tried=list(plan.sub_queries)).sub_queries
+    assert queries and "annotated" in queries[0] and "Harrowgate" in queries[0]
+    assert not any("trained" in q for q in queries)  # the answered part is not searched again
 
 
 def test_the_auditor_threshold_is_a_parameter(embed):
