@@ -17,9 +17,15 @@ The premise (agent.local.planner.presupposition) is then checked: a relevant sen
 disagrees (agent.local.contradiction) makes it FALSE_PREMISE with that sentence; no
 sentence asserting it means the answer may not assume it (PARTIAL, or a refusal saying so).
 
+Whether each need is answered at all is a calibrated probability
+(agent.local.sufficiency, over its best candidate); the verdict is taken need by need
+(_verdict): all answered is SUFFICIENT, some is PARTIALLY_SUFFICIENT naming the others as
+asked, none a refusal.
+
 Every threshold is a field of AuditorParams, calibrated by bench/calibrate_auditor.py
-(SciFact train claims) and bench/devbench.py --calibrate (the calibration half of
-devbench, agent.local.calibration); see docs/benchmarks.md for held-out figures.
+(SciFact train claims), bench/devbench.py --calibrate and bench/calibrate_sufficiency.py
+(SciFact calibration claims and the calibration half of devbench, agent.local.calibration);
+see docs/benchmarks.md for held-out figures.
 """
 
 from __future__ import annotations
@@ -77,6 +83,9 @@ class AuditorParams:
     # calibration half (about 1 candidate in 40 holds a gold span, hence the small values).
     selection_weights: tuple[float, ...] = (0.7341, 0.6226, 0.7337, 1.0908, 0.3401, -0.1266, 0.8588, 1.0319)
     selection_bias: float = -6.0983
+    # answer_min no longer labels a fact (need_min below does, from agent.local.sufficiency);
+    # it is kept for bench/calibrate_selection.py's grid. answer_partial_min still gates
+    # which sentences are candidates at all.
     answer_min: float = 0.04
     answer_partial_min: float = 0.04
     sentences_per_fact: int = 2
