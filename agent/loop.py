@@ -83,6 +83,12 @@ class LoopResult:
 
 
 class AgentLoop:
+    # How much deeper than top_k a retry's queries read (their best chunks not yet known are
+    # kept). On the devbench calibration half (bench/calibrate_sufficiency.py --loop) reading
+    # twice as deep changed no outcome for the better and one for the worse, against one
+    # better at depth 1, so it stays 1 (docs/benchmarks.md).
+    retry_depth = 1
+
     def __init__(self, config: RunConfig, roles: Roles, retriever: Retriever, *,
                  on_step: Callable[[StepRecord], None] | None = None,
                  on_stage: Callable[[Stage], None] | None = None,
@@ -115,18 +121,24 @@ class AgentLoop:
         if self.on_stage:
             self.on_stage(stage)
 
-    def _retrieve(self, queries: list[str], attempt: int, wide: str = "") -> list[Source]:
+    def _retrieve(self, queries: list[str], attempt: int, wide: str = "",
+                  known: frozenset[int] = frozenset()) -> list[Source]:
         """Each query's top k (the `wide` query's top `pool`), concurrently; merged round-robin
-        so every query's best is near the top."""
+        so every query's best is near the top. With `known` (a retry), each query's k are the
+        best chunks not already known, read from deeper: a reformulated query mostly
+        finds the chunks the first pass had, which add nothing to the audit (`retry_depth`)."""
         self._stage(Stage.RETRIEVING)
         started = time.perf_counter()
         k = self.config.top_k
         ks = [max(k, self.config.pool) if q == wide else k for q in queries]
+        depth = [self.retry_depth * n if known else n for n in ks]
         if self.concurrent and len(queries) > 1:
             with ThreadPoolExecutor(max_workers=len(queries)) as pool:
-                results = list(pool.map(lambda qk: self.retriever.retrieve(qk[0], k=qk[1]), zip(queries, ks)))
+                results = list(pool.map(lambda qk: self.retriever.retrieve(qk[0], k=qk[1]), zip(queries, depth)))
         else:
-            results = [self.retriever.retrieve(q, k=qk) for q, qk in zip(queries, ks)]
+            results = [self.retriever.retrieve(q, k=qk) for q, qk in zip(queries, depth)]
+        if known:
+            results = [[h for h in hits if h.chunk_id not in known][:n] for hits, n in zip(results, ks)]
         merged: list[Source] = []
         seen: set[int] = set()
         for rank in range(max(ks, default=k)):
@@ -185,7 +197,8 @@ class AgentLoop:
                 queries.extend(new)
                 # Evidence from earlier passes is kept; new chunks are appended after it.
                 known = {s.chunk_id for s in sources}
-                sources = sources + [s for s in self._retrieve(new, retries) if s.chunk_id not in known]
+                sources = sources + [s for s in self._retrieve(new, retries, known=frozenset(known))
+                                     if s.chunk_id not in known]
         # 4b. Still short after the retries: the route may add web evidence (agent.web).
         if self.web is not None and audit is not None:
             sources, audit = self._route_web(question, plan, sources, audit, retries)

@@ -18,9 +18,15 @@ disagrees (a surface cue of agent.local.contradiction, or P(CONTRADICT) of the f
 classifier agent.local.entailment) makes it FALSE_PREMISE with that sentence; no
 sentence asserting it means the answer may not assume it (PARTIAL, or a refusal saying so).
 
+Whether each need is answered at all is a calibrated probability
+(agent.local.sufficiency, over its best candidate); the verdict is taken need by need
+(_verdict): all answered is SUFFICIENT, some is PARTIALLY_SUFFICIENT naming the others as
+asked, none a refusal.
+
 Every threshold is a field of AuditorParams, calibrated by bench/calibrate_auditor.py
-(SciFact train claims) and bench/devbench.py --calibrate (the calibration half of
-devbench, agent.local.calibration); see docs/benchmarks.md for held-out figures.
+(SciFact train claims), bench/devbench.py --calibrate and bench/calibrate_sufficiency.py
+(SciFact calibration claims and the calibration half of devbench, agent.local.calibration);
+see docs/benchmarks.md for held-out figures.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agent.local import selection
+from agent.local import selection, sufficiency
 from agent.local.answer_type import need_of, offers
 from agent.local.contradiction import contradiction_cue, siblings
 from agent.local.eligibility import eligible, is_injection
@@ -79,6 +85,9 @@ class AuditorParams:
     # calibration half (about 1 candidate in 40 holds a gold span, hence the small values).
     selection_weights: tuple[float, ...] = (0.7341, 0.6226, 0.7337, 1.0908, 0.3401, -0.1266, 0.8588, 1.0319)
     selection_bias: float = -6.0983
+    # answer_min no longer labels a fact (need_min below does, from agent.local.sufficiency);
+    # it is kept for bench/calibrate_selection.py's grid. answer_partial_min still gates
+    # which sentences are candidates at all.
     answer_min: float = 0.04
     answer_partial_min: float = 0.04
     sentences_per_fact: int = 2
@@ -91,6 +100,21 @@ class AuditorParams:
     # than the cues on their out-of-fold predictions).
     premise_model: Classifier = field(default_factory=default_classifier)
     premise_false_min: float = 0.6
+    # Whether a need is answered at all (agent.local.sufficiency: a logistic model over its
+    # best candidate's selection logit and support, in the order of NEED_FEATURES), and the
+    # probabilities that make it SUPPORTED / PARTIAL (equal: no PARTIAL band was fitted).
+    # Weights fitted by bench/calibrate_sufficiency.py on SciFact calibration claims and the
+    # devbench calibration half. The whole-run cost on the calibration half is flat from 0 to
+    # 0.35 (0.35 won only by a gold-removed twin turned into a wrong FALSE_PREMISE), so the
+    # threshold is the lowest point of that flat stretch that was measured apart from 0:
+    # it changes no calibration outcome of answerable questions (docs/benchmarks.md).
+    need_weights: tuple[float, ...] = (0.619, 3.2922)
+    need_bias: float = -0.6589
+    need_min: float = 0.2
+    need_partial_min: float = 0.2
+    # A one-need question whose premise no sentence confirms is answered (PARTIAL, saying
+    # so) only when its need is at least this likely answered; above 1, never.
+    premise_unconfirmed_min: float = 1.01
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -159,10 +183,17 @@ class LocalAuditor:
         idf = candidate_idf([c.terms for c in cands])
 
         audits: list[FactAudit] = []
+        need_ps: list[float] = []
         missing: list[str] = []
         conflicts: list[Conflict] = []
-        for fact, fvec in zip(facts, fact_vecs):
+        # The missing-evidence note names each unanswered part as the question put it ("how
+        # many GPUs was it trained on?"), not with the subject it borrowed for scoring.
+        asked = plan.facts or [question]
+        for n, (fact, fvec) in enumerate(zip(facts, fact_vecs)):
             scores, ranked = self._rank(fact, fvec, cands, sent_vecs, sources, doc_terms, idf)
+            need_p = self.need_probability(ranked)
+            need_ps.append(need_p)
+            fact_label = self._need_label(need_p)
             picked: list[SupportingSentence] = []
             picked_terms: list[set[str]] = []
             for answers, support, sc, _ in ranked:
@@ -175,7 +206,7 @@ class LocalAuditor:
                 start = find_quote(cand.quote, source.text)
                 if start < 0:
                     continue
-                label = SupportLabel.SUPPORTED if answers >= p.answer_min else SupportLabel.PARTIAL
+                label = fact_label
                 picked.append(SupportingSentence(
                     chunk_id=source.chunk_id, quote=cand.quote, label=label, score=round(answers, 4),
                     verified=True, quote_start=start,
@@ -185,9 +216,13 @@ class LocalAuditor:
                                       {sc.index: support for _, support, sc, _ in ranked}, cands, sibling_map)
             if conflict is not None:
                 conflicts.append(conflict)
-            label = picked[0].label if picked else SupportLabel.UNSUPPORTED
+            label = fact_label if picked else SupportLabel.UNSUPPORTED
             if conflict is not None and label == SupportLabel.SUPPORTED:
                 label = SupportLabel.PARTIAL  # the evidence disagrees with itself
+            if label == SupportLabel.UNSUPPORTED and picked:
+                # Not answered: its best sentences are the closest evidence a refusal or a
+                # missing-evidence note shows, never stated as the answer.
+                picked = [s.model_copy(update={"label": SupportLabel.UNSUPPORTED}) for s in picked[:1]]
             if not picked:
                 closest = max(scores, key=lambda s: s.support, default=None)
                 if closest is not None:
@@ -202,14 +237,34 @@ class LocalAuditor:
                         )]
             audits.append(FactAudit(fact=fact, label=label, sentences=picked))
             if label != SupportLabel.SUPPORTED:
-                missing.append(fact)
+                missing.append(asked[n].strip() if n < len(asked) else fact)
 
         premise = self._premise(plan.premise, premise_vec, cands, sources, sent_vecs, doc_terms, sibling_map)
         if plan.premise and not premise.contradicted and not premise.confirmed:
             missing.append(f"{PREMISE_PREFIX}{plan.premise}")
-        verdict, reason = _verdict(audits, premise, conflicts, can_retry)
+        # A one-need question whose premise nothing confirms may still be answered (PARTIAL,
+        # saying the premise is unconfirmed) when its need is very likely answered.
+        waived = len(need_ps) == 1 and need_ps[0] >= p.premise_unconfirmed_min
+        verdict, reason = _verdict(audits, premise, conflicts, can_retry, premise_waived=waived)
         return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
                            reason=reason)
+
+    def need_probability(self, ranked: list[tuple[float, float, SentenceScore, np.ndarray]]) -> float:
+        """P(the need is answered by its best sentence): agent.local.sufficiency's model over
+        the need's ranked candidates. Without fitted weights, the best candidate's own
+        P(answers) (the selection model) stands in."""
+        p = self.params
+        pairs = [(answers, x) for answers, _, _, x in ranked]
+        if not p.need_weights:
+            return pairs[0][0] if pairs else 0.0
+        return sufficiency.probability(sufficiency.features(pairs), p.need_weights, p.need_bias)
+
+    def _need_label(self, prob: float) -> SupportLabel:
+        if prob >= self.params.need_min:
+            return SupportLabel.SUPPORTED
+        if prob >= self.params.need_partial_min:
+            return SupportLabel.PARTIAL
+        return SupportLabel.UNSUPPORTED
 
     def _rank(self, fact: str, fvec: np.ndarray, cands: list[_Candidate], sent_vecs: np.ndarray,
               sources: list[Source], doc_terms: dict[object, set[str]], idf: dict[str, float],
@@ -428,11 +483,16 @@ def _facts(question: str, plan: Plan) -> list[str]:
 
 
 def _verdict(audits: list[FactAudit], premise: PremiseCheck, conflicts: list[Conflict],
-             can_retry: bool) -> tuple[Verdict, str]:
+             can_retry: bool, *, premise_waived: bool = False) -> tuple[Verdict, str]:
+    """The verdict from each need's own label: every need answered (and the premise
+    confirmed) is SUFFICIENT; some answered is PARTIALLY_SUFFICIENT naming the others;
+    none is a refusal. While a retry is left, anything missing asks for one first."""
     if premise.contradicted:
         return Verdict.FALSE_PREMISE, premise.reason
+    usable = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
     supported = sum(a.label == SupportLabel.SUPPORTED for a in audits)
-    partial = sum(a.label == SupportLabel.PARTIAL for a in audits)
+    answered = [a for a in audits if a.label in usable]
+    unanswered = [a.fact for a in audits if a.label not in usable]
     premise_ok = not premise.premise or premise.confirmed
     if audits and supported == len(audits) and premise_ok:
         return Verdict.SUFFICIENT, "every needed fact has a supporting sentence"
@@ -440,14 +500,18 @@ def _verdict(audits: list[FactAudit], premise: PremiseCheck, conflicts: list[Con
         return Verdict.PARTIALLY_SUFFICIENT, "the retrieved passages contradict each other"
     if can_retry:
         return Verdict.INSUFFICIENT_RETRY, "some needed facts (or the premise) have no supporting sentence yet"
-    if (supported or partial) and premise_ok:
-        return Verdict.PARTIALLY_SUFFICIENT, f"{supported + partial} of {len(audits)} needed facts are supported"
-    if len(audits) == 1 and not premise_ok:
+    if answered and premise_ok:
+        reason = f"{len(answered)} of {len(audits)} needed facts are supported"
+        if unanswered:
+            reason += "; no sentence answers: " + "; ".join(unanswered)
+        return Verdict.PARTIALLY_SUFFICIENT, reason
+    if len(audits) == 1 and not premise_ok and not premise_waived:
         # A one-need question asks about what it presupposes ("Who won the 2021 Cup?"): with
-        # the presupposition unconfirmed, any answer would assume it.
+        # the presupposition unconfirmed, any answer would assume it, unless the need itself
+        # is very likely answered (AuditorParams.premise_unconfirmed_min).
         return (Verdict.INSUFFICIENT_REFUSE,
                 f"the question's premise could not be confirmed by any retrieved sentence: {premise.premise}")
-    if supported or partial:
+    if answered:
         return (Verdict.PARTIALLY_SUFFICIENT,
                 f"the premise could not be confirmed by any retrieved sentence: {premise.premise}")
     if not premise_ok:

@@ -1,0 +1,95 @@
+"""Is a need answered by the evidence? A calibrated probability per need, from its ranked
+candidate sentences (agent.local.selection), shared by the local auditor and its calibration
+(bench/calibrate_sufficiency.py).
+
+The selection model says which candidate answers *best*; this says whether the best one
+answers *at all*, from two features of the need's best candidate:
+
+- best_logit: the selection model's logit (how answer-like it is: the model already weighs
+  answer-type fit, the focus noun, IDF coverage and the need's names and numbers);
+- support: its blend of term coverage and cosine similarity with the need (whether it
+  speaks to the need at all).
+
+Other features were measured (ALL_FEATURES: the margin to the second candidate, IDF
+coverage with the sentence before, answer fit, focus, anchors; bench/calibrate_sufficiency.py
+prints each set's AUC): the margin and the context coverage got negative weights on the
+calibration data (a lone candidate, which every gated number question has, scored as
+unlikely), and answer fit, focus and anchors are constant on SciFact claims, so only a few
+dozen devbench needs would fit them. Two features with positive weights generalise better
+than seven fitted on that.
+
+A need with no candidate at all (every sentence failed the answer-type or anchor gates) has
+probability 0. The weights are fields of agent.local.auditor.AuditorParams
+(`need_weights`, `need_bias`), fitted on declared calibration data only: SciFact calibration
+claims (SUPPORT/CONTRADICT, whose abstract states the claim's matter, against NEI, whose
+abstract is on topic without stating it) and the devbench calibration half (needs whose
+evidence holds a gold span, the same needs with the gold-span chunks removed from the
+evidence, and out-of-scope questions). The threshold that turns the probability into
+SUPPORTED / UNSUPPORTED minimises a stated cost on the same data (answering what the
+evidence does not state costs more than a refusal of what it does).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from agent.local.selection import FEATURES
+
+ALL_FEATURES = ("best_logit", "margin", "support", "idf_context", "answer_fit", "focus", "anchors")
+NEED_FEATURES = ("best_logit", "support")
+_MARGIN_CAP = 3.0
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+def features(ranked: Sequence[tuple[float, np.ndarray]], names: Sequence[str] = NEED_FEATURES) -> np.ndarray | None:
+    """The need's features `names` (of ALL_FEATURES) from its candidates as (P(answers),
+    selection features), best first; None when it has no candidate. The margin is the best
+    logit minus the second's, capped at 3 (a lone candidate gets the cap)."""
+    if not ranked:
+        return None
+    best_p, best_x = ranked[0]
+    z1 = _logit(best_p)
+    values = {"best_logit": z1,
+              "margin": _MARGIN_CAP if len(ranked) < 2 else min(z1 - _logit(ranked[1][0]), _MARGIN_CAP)}
+    for name in ALL_FEATURES[2:]:
+        values[name] = float(best_x[FEATURES.index(name)])
+    return np.array([values[n] for n in names], dtype=np.float64)
+
+
+def probability(x: np.ndarray | None, weights: tuple[float, ...], bias: float) -> float:
+    """P(the need is answered by its best sentence) under the fitted logistic model."""
+    if x is None:
+        return 0.0
+    z = float(np.dot(x, np.asarray(weights, dtype=np.float64))) + bias
+    return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+
+def cost(p: Sequence[float], y: Sequence[int], threshold: float, *, answer_unanswered: float,
+         refuse_answered: float) -> float:
+    """Total cost of deciding `answered` when p >= threshold: each unanswered need called
+    answered costs `answer_unanswered`, each answered need called missing `refuse_answered`."""
+    cost_total = 0.0
+    for pi, yi in zip(p, y):
+        said = pi >= threshold
+        if said and not yi:
+            cost_total += answer_unanswered
+        elif not said and yi:
+            cost_total += refuse_answered
+    return cost_total
+
+
+def auc(p: Sequence[float], y: Sequence[int]) -> float | None:
+    """Probability that a random answered need scores above a random unanswered one (ties 1/2)."""
+    pos = [a for a, b in zip(p, y) if b]
+    neg = [a for a, b in zip(p, y) if not b]
+    if not pos or not neg:
+        return None
+    wins = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg)
+    return wins / (len(pos) * len(neg))

@@ -1,0 +1,432 @@
+"""Fit the local auditor's "is this need answered?" model and choose its thresholds by a
+stated cost, on declared calibration data only; report the same figures on held-out data.
+
+    nice .venv/bin/python bench/calibrate_sufficiency.py --var var/bench-blind --collection blind
+    nice .venv/bin/python bench/calibrate_sufficiency.py ... --loop        # + the whole loop, retries measured
+    nice .venv/bin/python bench/calibrate_sufficiency.py ... --report-only # current AuditorParams, no fit
+
+Data (agent.local.calibration declares the splits):
+
+1. SciFact labelled train claims: the claim is the need, its cited abstracts the evidence.
+   SUPPORT and CONTRADICT claims are "answered" (the abstract states the claim's matter,
+   either way), NEI claims are not (the abstract is on topic and does not state it: the
+   QASPER-style unanswerable case). Calibration claims fit; held-out claims are reported.
+2. Devbench questions over the ingested papers (--var / --collection: the 25 papers), each
+   planned and retrieved as the agentic loop's first pass does:
+   - an answerable question's need is "answered" when one of its candidate sentences holds
+     a gold evidence span (needs whose candidates hold none are left out: unknown);
+   - the same question retrieved again with every chunk holding a gold span removed (the
+     paper is about the topic but the evidence does not state it): each need "unanswered";
+   - an out-of-scope question's needs: "unanswered".
+   Calibration half fits; the test half is reported.
+
+Model: agent.local.sufficiency (logistic over the best candidate's selection logit, the
+margin to the second and its own features), fitted with agent.local.selection.fit_logistic,
+each data source weighted to the same total. Thresholds: need_min minimises
+    cost = COST_ANSWER_UNANSWERED * (unanswered needs called answered)
+         + COST_REFUSE_ANSWERED * (answered needs called missing)
+over the calibration rows, each source's cost divided by its row count (so SciFact's many
+claims do not drown devbench's questions). With --loop, premise_unconfirmed_min is then
+chosen on the calibration half by the same cost over whole runs, and the loop is run with 0
+and 2 retries to count how often a retry changes the outcome.
+
+Prints JSON: the fitted AuditorParams fields and every figure, labelled calibration or held out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import _devbench_common as common
+import numpy as np
+
+SCIFACT = common.SHARED / "scifact"
+COST_ANSWER_UNANSWERED = 3.0  # stating an answer the evidence does not hold
+COST_REFUSE_ANSWERED = 1.0  # a refusal (or a "missing" part) the evidence could have answered
+# The share of asked needs the evidence does not answer, assumed for the cost (the rows'
+# own mix is set by how they were made: every answerable question gives a gold-removed
+# twin). The devbench calibration half has 5 of 24 questions out of scope or false.
+UNANSWERED_PRIOR = 0.25
+GRID = [round(x / 100, 2) for x in range(5, 96, 5)]
+
+
+class GoldFreeRetriever:
+    """The retriever with every chunk that holds one of `spans` removed, back-filled from
+    deeper in the ranking: the evidence stays on topic but no longer states the answer."""
+
+    def __init__(self, inner, spans: list[str]) -> None:
+        self.inner, self.spans = inner, spans
+
+    def retrieve(self, query: str, *, k: int):
+        from agent.benchmarking import spans_covered
+
+        hits = self.inner.retrieve(query, k=k + 15)
+        return [h for h in hits if not spans_covered(self.spans, [h.text])][:k]
+
+
+def _need_rows(auditor, question: str, plan, sources) -> list[tuple[np.ndarray | None, list[str]]]:
+    """Per need: all its candidate sufficiency features (ALL_FEATURES) and its candidate
+    quotes, best first."""
+    from agent.local.sufficiency import ALL_FEATURES, features
+
+    out = []
+    for ranked in auditor.rank_sentences(question, plan, sources):
+        out.append((features([(p, x) for _, _, p, x in ranked], ALL_FEATURES), [q for q, _, _, _ in ranked]))
+    return out
+
+
+def scifact_rows(auditor, limit: int) -> list[dict]:
+    from agent.local.calibration import scifact_split
+    from agent.local.text import split_sentences
+    from agent.types import Complexity, Plan, Source
+
+    claims = [json.loads(line) for line in (SCIFACT / "claims_train_labeled.jsonl").open()]
+    if limit:
+        claims = claims[:limit]
+    needed = {d for c in claims for d in c["cited_doc_ids"]}
+    corpus = {}
+    for line in (SCIFACT / "corpus_sentences.jsonl").open():
+        row = json.loads(line)
+        if row["doc_id"] in needed:
+            corpus[row["doc_id"]] = row
+    items = []
+    for c in claims:
+        docs = [corpus[d] for d in c["cited_doc_ids"] if d in corpus]
+        if not docs:
+            continue
+        sources = [Source(chunk_id=d["doc_id"], document_id=d["doc_id"], document_title=d["title"],
+                          text=" ".join(d["sentences"]), query=c["claim"]) for d in docs]
+        items.append((c, sources))
+    # One batch for every text the auditor will embed (the per-process cache serves it after).
+    texts = [c["claim"] for c, _ in items] + [raw for _, srcs in items for s in srcs for raw in split_sentences(s.text)]
+    t0 = time.perf_counter()
+    auditor._vectors(list(dict.fromkeys(texts)))
+    print(f"scifact: {len(items)} claims, {len(texts)} texts embedded in {time.perf_counter() - t0:.0f}s",
+          file=sys.stderr, flush=True)
+    rows = []
+    for c, sources in items:
+        plan = Plan(complexity=Complexity.SIMPLE, facts=[c["claim"]], sub_queries=[c["claim"]])
+        (x, _), = _need_rows(auditor, c["claim"], plan, sources)
+        rows.append({"source": "scifact", "split": scifact_split(c["id"]), "x": x, "y": int(c["label"] != "NEI"),
+                     "id": c["id"], "kind": c["label"]})
+    return rows
+
+
+def devbench_rows(auditor, roles, cfg, retriever, questions: list[dict]) -> list[dict]:
+    from calibrate_selection import holds_span
+
+    from agent import benchmarking as bm
+    from agent.loop import AgentLoop
+
+    rows = []
+    for q in questions:
+        if q["expected_behavior"] not in (bm.ANSWER, bm.REFUSE):
+            continue
+        plan = roles.planner.plan(q["question"])
+        sources = AgentLoop(cfg, roles, retriever, concurrent=False)._retrieve(list(plan.sub_queries), 0)
+        spans = q["required_evidence_spans"]
+        for f, (x, quotes) in enumerate(_need_rows(auditor, q["question"], plan, sources)):
+            if q["expected_behavior"] == bm.REFUSE:
+                rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 0, "id": f"{q['question_id']}/{f}",
+                             "kind": "out_of_scope"})
+            elif any(holds_span(quote, spans) for quote in quotes):
+                rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 1, "id": f"{q['question_id']}/{f}",
+                             "kind": "answerable"})
+        if q["expected_behavior"] == bm.ANSWER:
+            free = GoldFreeRetriever(retriever, spans)
+            ablated = AgentLoop(cfg, roles, free, concurrent=False)._retrieve(list(plan.sub_queries), 0)
+            for f, (x, _) in enumerate(_need_rows(auditor, q["question"], plan, ablated)):
+                rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 0,
+                             "id": f"{q['question_id']}/{f}/no-gold", "kind": "gold_removed"})
+    return rows
+
+
+def _select(row: dict, names) -> dict:
+    from agent.local.sufficiency import ALL_FEATURES
+
+    x = row["x"]
+    return {**row, "x": None if x is None else np.array([x[ALL_FEATURES.index(n)] for n in names])}
+
+
+def _fit(rows: list[dict], l2: float) -> tuple[tuple[float, ...], float]:
+    """Logistic fit, class-balanced within each source and each source the same total: the
+    probability is then on even odds, and the prior enters through the cost."""
+    from agent.local.selection import fit_logistic
+
+    fit_rows = [r for r in rows if r["x"] is not None]
+    x = np.array([r["x"] for r in fit_rows])
+    y = np.array([r["y"] for r in fit_rows], dtype=float)
+    sw = np.zeros(len(fit_rows))
+    sources = {r["source"] for r in fit_rows}
+    for source in sources:
+        for label in (0, 1):
+            idx = [i for i, r in enumerate(fit_rows) if r["source"] == source and r["y"] == label]
+            sw[idx] = len(fit_rows) / (2 * len(sources) * max(len(idx), 1))
+    return fit_logistic(x, y, l2=l2, sample_weight=sw)
+
+
+def _auc(rows: list[dict], weights, bias) -> float | None:
+    from agent.local.sufficiency import auc
+
+    a = auc(_probs(rows, weights, bias), [r["y"] for r in rows]) if rows else None
+    return None if a is None else round(a, 3)
+
+
+def _probs(rows: list[dict], weights, bias) -> list[float]:
+    from agent.local.sufficiency import probability
+
+    return [probability(r["x"], weights, bias) for r in rows]
+
+
+def _weights(rows: list[dict]) -> np.ndarray:
+    """Row weights: within each source, unanswered needs weigh UNANSWERED_PRIOR in all and
+    answered ones the rest; each source weighs 1."""
+    w = np.zeros(len(rows))
+    for source in {r["source"] for r in rows}:
+        for y, share in ((0, UNANSWERED_PRIOR), (1, 1 - UNANSWERED_PRIOR)):
+            idx = [i for i, r in enumerate(rows) if r["source"] == source and r["y"] == y]
+            w[idx] = share / max(len(idx), 1)
+    return w
+
+
+def _cost(rows: list[dict], probs: list[float], t: float) -> float:
+    """The expected cost per need of deciding `answered` at p >= t, rows weighted by _weights,
+    summed over sources."""
+    w = _weights(rows)
+    total = 0.0
+    for wi, pi, r in zip(w, probs, rows):
+        said = pi >= t
+        total += wi * (COST_ANSWER_UNANSWERED if said and not r["y"] else
+                       COST_REFUSE_ANSWERED if not said and r["y"] else 0.0)
+    return total
+
+
+def _figures(rows: list[dict], probs: list[float], t: float) -> dict:
+    """Per source and kind: how many needs are called answered at threshold t; AUC."""
+    from agent.local.sufficiency import auc
+
+    out = {}
+    for source in sorted({r["source"] for r in rows}):
+        idx = [i for i, r in enumerate(rows) if r["source"] == source]
+        kinds = Counter(rows[i]["kind"] for i in idx)
+        called = Counter(rows[i]["kind"] for i in idx if probs[i] >= t)
+        out[source] = {"auc": None if (a := auc([probs[i] for i in idx], [rows[i]["y"] for i in idx])) is None
+                       else round(a, 3),
+                       "called_answered": {k: f"{called[k]}/{n}" for k, n in sorted(kinds.items())}}
+    return out
+
+
+def _old_rule(rows: list[dict]) -> dict:
+    """The former decision: a need is SUPPORTED as soon as one candidate passes the gates."""
+    out = {}
+    for source in sorted({r["source"] for r in rows}):
+        kinds = Counter(r["kind"] for r in rows if r["source"] == source)
+        called = Counter(r["kind"] for r in rows if r["source"] == source and r["x"] is not None)
+        out[source] = {k: f"{called[k]}/{n}" for k, n in sorted(kinds.items())}
+    return out
+
+
+def _loop(cfg_name: str, params, questions: list[dict], retriever, *, retries: int | None = None,
+          retry_depth: int | None = None) -> dict:
+    """The whole agentic loop on each question (and each answerable one with its gold chunks
+    removed): outcome per question id."""
+    from agent import benchmarking as bm
+    from agent.configs import build_roles, get_config
+    from agent.local.auditor import LocalAuditor
+    from agent.loop import AgentLoop
+    from agent.retrieval import portal_embed
+
+    cfg = get_config(cfg_name)
+    if retries is not None:
+        cfg = replace(cfg, max_retries=retries)
+    out = {}
+    for q in questions:
+        variants = [(q["question_id"], retriever)]
+        if q["expected_behavior"] == bm.ANSWER:
+            variants.append((q["question_id"] + "/no-gold", GoldFreeRetriever(retriever, q["required_evidence_spans"])))
+        for key, r in variants:
+            roles = build_roles(cfg, "local", embed=portal_embed())
+            roles.auditor = LocalAuditor(embed=roles.auditor._embed, params=params)
+            loop = AgentLoop(cfg, roles, r, concurrent=False)
+            if retry_depth is not None:
+                loop.retry_depth = retry_depth
+            res = loop.run(q["question"])
+            out[key] = (q["expected_behavior"], res.answer.outcome.value, res.retries)
+    return out
+
+
+def _tally(outcomes: dict) -> dict:
+    t: Counter = Counter()
+    for key, (expected, outcome, _) in outcomes.items():
+        kind = "gold_removed" if key.endswith("/no-gold") else expected
+        t[f"{kind}->{outcome}"] += 1
+    return dict(sorted(t.items()))
+
+
+def _loop_cost(outcomes: dict) -> float:
+    """Whole runs, expected cost per question: an answer (ANSWER/PARTIAL) where the evidence
+    holds none (out of scope, or gold removed) costs COST_ANSWER_UNANSWERED, a refusal of an
+    answerable question COST_REFUSE_ANSWERED; the unanswerable runs weigh UNANSWERED_PRIOR
+    in all, the answerable ones the rest (false premises are left to the premise check)."""
+    from agent import benchmarking as bm
+
+    unanswerable = [v for k, v in outcomes.items() if v[0] == bm.REFUSE or k.endswith("/no-gold")]
+    answerable = [v for k, v in outcomes.items() if v[0] == bm.ANSWER and not k.endswith("/no-gold")]
+    said = sum(o in ("ANSWER", "PARTIAL") for _, o, _ in unanswerable)
+    refused = sum(o == "REFUSAL" for _, o, _ in answerable)
+    return (UNANSWERED_PRIOR * COST_ANSWER_UNANSWERED * said / max(len(unanswerable), 1)
+            + (1 - UNANSWERED_PRIOR) * COST_REFUSE_ANSWERED * refused / max(len(answerable), 1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--var", default=str(common.ROOT / "var" / "bench-blind"))
+    parser.add_argument("--collection", default="blind")
+    parser.add_argument("--scifact-limit", type=int, default=0)
+    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument("--loop", action="store_true", help="also run the whole loop (premise waiver, retries)")
+    parser.add_argument("--report-only", action="store_true", help="no fit: report the current AuditorParams")
+    parser.add_argument("--cache", default="", help="folder caching the rows (pickles) between fits")
+    args = parser.parse_args()
+    common.django_setup(Path(args.var))
+    import pickle
+
+    from devbench import _MemoRetriever as MemoRetriever
+
+    from agent.configs import build_roles, get_config
+    from agent.local.auditor import AuditorParams, LocalAuditor
+    from agent.local.calibration import CALIBRATION
+    from agent.local.sufficiency import ALL_FEATURES, NEED_FEATURES
+    from agent.retrieval import CollectionRetriever, portal_embed
+    from knowledge.models import Collection
+
+    cfg = get_config("agentic")
+    roles = build_roles(cfg, "local", embed=portal_embed())
+    auditor = LocalAuditor(embed=roles.auditor._embed)
+    collection = Collection.objects.filter(slug=args.collection).first() if args.collection else None
+    questions, retriever = [], None
+    if collection is not None:
+        ready = {n.removesuffix(".pdf") for n in
+                 collection.documents.filter(status="ready").values_list("original_name", flat=True)}
+        questions = [q for q in common.with_splits(common.load_questions()) if set(q["expected_doc_ids"]) <= ready]
+        retriever = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
+    else:
+        print("no collection: SciFact only", file=sys.stderr)
+
+    def cached(name: str, make) -> list[dict]:
+        path = Path(args.cache) / f"{name}.pkl" if args.cache else None
+        if path and path.exists():
+            return pickle.loads(path.read_bytes())
+        made = make()
+        if path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(pickle.dumps(made))
+        return made
+
+    rows = cached(f"scifact-{args.scifact_limit}", lambda: scifact_rows(auditor, args.scifact_limit))
+    if retriever is not None:
+        rows += cached(f"devbench-{args.collection}", lambda: devbench_rows(auditor, roles, cfg, retriever, questions))
+    calib_all = [r for r in rows if r["split"] == CALIBRATION]
+    feature_sets = {}
+    if not args.report_only:
+        # Every candidate feature set's fit, reported (calibration and held-out AUC); the
+        # model uses NEED_FEATURES (see agent.local.sufficiency for why).
+        for names in (NEED_FEATURES, ("best_logit",), ("best_logit", "margin", "support"),
+                      ("best_logit", "margin", "support", "idf_context"), ALL_FEATURES):
+            w, b = _fit([_select(r, names) for r in calib_all], args.l2)
+            feature_sets[",".join(names)] = {
+                "weights": list(w),
+                **{split: {src: _auc([_select(r, names) for r in rows if r["split"] == sp and r["source"] == src], w, b)
+                           for src in ("scifact", "devbench")} for split, sp in (("calibration", CALIBRATION),
+                                                                                ("held_out", "test"))}}
+    rows = [_select(r, NEED_FEATURES) for r in rows]
+    calib = [r for r in rows if r["split"] == CALIBRATION]
+    held = [r for r in rows if r["split"] != CALIBRATION]
+
+    base = AuditorParams()
+    if args.report_only:
+        weights, bias, t = base.need_weights, base.need_bias, base.need_min
+    else:
+        weights, bias = _fit(calib, args.l2)
+        probs = _probs(calib, weights, bias)
+        # Lowest cost; ties go to the higher threshold (the more cautious decision).
+        t = min(GRID, key=lambda g: (round(_cost(calib, probs, g), 6), -g))
+    params = replace(base, need_weights=tuple(weights), need_bias=bias, need_min=t, need_partial_min=t)
+    p_cal, p_held = _probs(calib, weights, bias), _probs(held, weights, bias)
+    report = {
+        "features": list(NEED_FEATURES), "need_weights": list(weights), "need_bias": bias, "need_min": t,
+        "costs": {"answer_unanswered": COST_ANSWER_UNANSWERED, "refuse_answered": COST_REFUSE_ANSWERED,
+                  "unanswered_prior": UNANSWERED_PRIOR},
+        "rows": {"calibration": dict(Counter(f"{r['source']}:{r['kind']}" for r in calib)),
+                 "held_out": dict(Counter(f"{r['source']}:{r['kind']}" for r in held))},
+        "feature_sets_auc": feature_sets,
+        "cost_by_threshold_calibration": {g: round(_cost(calib, p_cal, g), 3) for g in GRID},
+        "calibration": _figures(calib, p_cal, t),
+        "held_out": _figures(held, p_held, t),
+        "former_rule_calibration": _old_rule(calib),
+        "former_rule_held_out": _old_rule(held),
+    }
+    print(json.dumps(report, indent=1), flush=True)
+    if not args.loop or retriever is None:
+        return
+
+    cal_q = [q for q in questions if q["split"] == CALIBRATION]
+    test_q = [q for q in questions if q["split"] != CALIBRATION]
+    loop = {}
+
+    def choose(grid, make):
+        """The grid point of lowest whole-run cost on the calibration half; ties go to the
+        later (more cautious) point."""
+        best = None
+        for value in grid:
+            out = _loop("agentic", make(value), cal_q, retriever)
+            c = round(_loop_cost(out), 4)
+            print(f"{value}: cost {c} {_tally(out)}", file=sys.stderr, flush=True)
+            loop.setdefault("grid", []).append({"value": value, "cost": c, "tally": _tally(out)})
+            if best is None or c <= best[0]:
+                best = (c, value, out)
+        return best
+
+    if args.report_only:
+        out = _loop("agentic", params, cal_q, retriever)
+        best = (_loop_cost(out), None, out)
+    else:
+        # need_min on whole runs (the row-level choice above is reported, not used: the loop's
+        # retries and multi-part questions change what one need's decision costs), then the
+        # premise waiver at that need_min.
+        best = choose([0.0, 0.2, 0.3, 0.35, 0.4, t], lambda v: replace(params, need_min=v, need_partial_min=v))
+        params = replace(params, need_min=best[1], need_partial_min=best[1])
+        loop["need_min"] = best[1]
+        best = choose([0.6, 0.8, 1.01], lambda v: replace(params, premise_unconfirmed_min=v))
+        params = replace(params, premise_unconfirmed_min=best[1])
+        loop["premise_unconfirmed_min"] = best[1]
+    loop["calibration_cost"] = best[0]
+    loop["calibration_tally"] = _tally(best[2])
+    no_retry = _loop("agentic", params, cal_q, retriever, retries=0)
+    shallow = _loop("agentic", params, cal_q, retriever, retry_depth=1)
+    loop["calibration_retried"] = sum(v[2] > 0 for v in best[2].values())
+    # How often a retry changes the outcome (against the same loop without retries), with
+    # the retry reading only its queries' first k chunks (depth 1, as before) or deeper.
+    for name, runs in (("retry_depth_1", shallow), ("retry_depth_default", best[2])):
+        loop[f"calibration_retry_changed_outcome_{name}"] = {
+            k: f"{no_retry[k][1]}->{v[1]}" for k, v in runs.items() if v[1] != no_retry[k][1]}
+    held_out = _loop("agentic", params, test_q, retriever)
+    loop["held_out_tally"] = _tally(held_out)
+    loop["held_out_by_question"] = {k: v[1] for k, v in sorted(held_out.items())}
+    # The former decision on the same held-out runs: any candidate past the gates answers,
+    # no premise waiver, a retry reads only its queries' first k chunks.
+    former = _loop("agentic", replace(params, need_min=0.0, need_partial_min=0.0, premise_unconfirmed_min=1.01),
+                   test_q, retriever, retry_depth=1)
+    loop["held_out_tally_former_rule"] = _tally(former)
+    loop["held_out_by_question_former_rule"] = {k: v[1] for k, v in sorted(former.items())}
+    print(json.dumps(loop, indent=1))
+
+
+if __name__ == "__main__":
+    main()
