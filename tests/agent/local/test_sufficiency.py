@@ -110,6 +110,10 @@ def test_a_multi_part_question_answers_the_answered_part_and_names_the_missing_o
     assert "GPUs" in answer.missing_note and "optimizer" not in answer.missing_note
 
 
+@pytest.mark.xfail(reason="at the shipped need_min (0.2, the low end of the flat calibration cost) the part "
+                          "'who annotated the manifests?' scores P(answered) 0.30 from on-topic sentences that "
+                          "name no annotator; the helper's 0.35 refused it but refused 3 more held-out "
+                          "answerable questions (docs/benchmarks.md)", strict=True)
 def test_a_part_whose_candidates_are_on_topic_but_do_not_answer_is_named_missing(ask, embed):
     # Both parts have candidate sentences; nothing says who annotated the manifests, and the
     # model (not a gate) calls that part unanswered.
@@ -199,7 +203,10 @@ def test_the_reformulator_searches_the_unanswered_part_with_the_question_subject
 
     question = "How is Harrowgate trained, and who annotated the manifests?"
     plan = RulePlanner().plan(question)
-    audit = LocalAuditor(embed=embed).audit(question, plan, PAPER, can_retry=True)
+    # A stricter threshold than the shipped one, so the second part is unanswered (see the
+    # expected failure above) and the reformulator has something to search.
+    strict = AuditorParams(need_min=0.35, need_partial_min=0.35)
+    audit = LocalAuditor(embed=embed, params=strict).audit(question, plan, PAPER, can_retry=True)
     assert audit.verdict == Verdict.INSUFFICIENT_RETRY
     queries = KeywordReformulator().reformulate(question, plan, audit, tried=list(plan.sub_queries)).sub_queries
     assert queries and "annotated" in queries[0] and "Harrowgate" in queries[0]
