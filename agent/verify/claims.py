@@ -93,9 +93,41 @@ def _name_forms(name: str) -> set[str]:
     return forms
 
 
+# A hyphen at a PDF line break inside a name: "GPT-3.5- Turbo" is "GPT-3.5-Turbo".
+_SPLIT_NAME = re.compile(r"(?<=\w)- (?=[A-Za-z0-9])")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def _acronyms(text: str) -> set[str]:
+    """Initials of runs of capitalised words: "Retrieval-Augmented Generation for Large
+    Language Models" gives "rag", "llm", "llms" (and the other sub-runs): a paper's title
+    spells out the acronym a question uses."""
+    runs: list[str] = []
+    current: list[str] = []
+    prev_end = -1
+    for m in _WORD.finditer(text):
+        capital = m.group()[0].isupper()
+        glued = prev_end >= 0 and re.fullmatch(r"[\s-]+", text[prev_end:m.start()]) is not None
+        if capital and current and glued:
+            current.append(m.group()[0])
+        else:
+            if len(current) >= 2:
+                runs.append("".join(current))
+            current = [m.group()[0]] if capital else []
+        prev_end = m.end()
+    if len(current) >= 2:
+        runs.append("".join(current))
+    out: set[str] = set()
+    for initials in (r.lower() for r in runs):
+        for i in range(len(initials)):
+            for j in range(i + 2, len(initials) + 1):
+                out.update({initials[i:j], initials[i:j] + "s"})
+    return out
+
+
 def _text_forms(text: str) -> set[str]:
     bag: set[str] = set()
-    for raw in _TOKEN.findall(text):
+    for raw in _TOKEN.findall(_SPLIT_NAME.sub("-", text)):
         token = raw.strip(".-/").lower()
         if not token:
             continue
@@ -103,21 +135,68 @@ def _text_forms(text: str) -> set[str]:
         for part in re.split(r"[-_/]", token):
             if part:
                 bag.update({part, stem(part)})
-    return bag
+    return bag | _acronyms(text)
 
 
-def missing_names(sentence: str, context: str, *, question: str = "", chunk: str = "") -> list[str]:
-    """Names the sentence states that its evidence context does not hold.
+# A quote that speaks of the paper's own work ("we", "our model", "this work") is about the
+# subject the paper is about, which it may not name in that sentence.
+_SELF_REFERENCE = re.compile(
+    r"\b(?:we|our|us|this (?:paper|work|study|article|model|method|approach|system)|the proposed)\b",
+    re.IGNORECASE)
 
-    A name of the question counts when the cited chunk mentions it too: the paper's
-    "we" or "our model" is the subject the question asked about.
+
+def _lends_question_names(evidence: str, question: str, chunk: str) -> set[str]:
+    """The question's name forms a quote may stand for without naming them: when the quote
+    speaks of the paper's own work ("we"), or names nothing the question does not (its subject
+    is then the chunk's), and the cited chunk mentions them. A quote that names other things
+    lends nothing: it is about them (a baseline, a formulation the paper contrasts with)."""
+    if not question:
+        return set()
+    asked = _text_forms(question)
+    others = [n for n in names(evidence) if not _name_forms(n) & asked]
+    if others and not _SELF_REFERENCE.search(evidence):
+        return set()
+    return asked & _text_forms(chunk)
+
+
+def missing_names(sentence: str, context: str, *, question: str = "", chunk: str = "",
+                  evidence: str | None = None) -> list[str]:
+    """Names the sentence states that its evidence context (the quotes, the cited chunks'
+    section headings and document titles) does not hold.
+
+    A name of the question also counts when the quotes (`evidence`, default `context`) may
+    stand for it (`_lends_question_names`): "we" is the subject the question asked about.
     """
     bag = _text_forms(context)
-    asked = _text_forms(question) & _text_forms(chunk) if question else set()
+    lent = _lends_question_names(context if evidence is None else evidence, question, chunk)
     missing = []
     for name in names(sentence):
         forms = _name_forms(name)
-        if forms & bag or forms & asked:
+        if forms & bag or forms & lent:
             continue
         missing.append(name)
     return missing
+
+
+def off_subject(sentence: str, evidence: str, *, context: str = "", question: str = "", chunk: str = "") -> str:
+    """Why the evidence is about something other than what the question asks about; "" if not.
+
+    For a sentence that names none of the question's names (its subject is the question's:
+    "The model's output is turned into a score by ..."), the quotes must be about that subject:
+    one of the question's names is in the quotes or the cited chunk's heading or document title
+    (spelled out or as an acronym), or the quotes may stand for it (`_lends_question_names`).
+    A quote that names other things and never the question's subject describes another method
+    (a baseline, a formulation the paper contrasts with its own).
+    """
+    asked = names(question)
+    if not asked:
+        return ""
+    said = _text_forms(sentence)
+    if any(_name_forms(n) & said for n in asked):
+        return ""
+    grounded = _text_forms(f"{evidence} {context}") | _lends_question_names(evidence, question, chunk)
+    if any(_name_forms(n) & grounded for n in asked):
+        return ""
+    others = [n for n in names(evidence) if not _name_forms(n) & _text_forms(question)]
+    about = f"about {', '.join(others[:3])}" if others else "not about the question's subject"
+    return f"its quote is {about} and never mentions {', '.join(asked[:3])}"

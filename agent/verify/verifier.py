@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent.local.text import content_terms, coverage, term_set
 from agent.types import Answer, CitationRef, Draft, DraftSentence, Outcome, QuoteRef, Source
 from agent.verify.quotes import clean_quote, eligibility, find_quote, neutralise_markers, normalise
-from agent.verify.support import SUPPORT_MIN, EmbedFn, support
+from agent.verify.supported import SUPPORT_MIN, EmbedFn, support
 
 # Outcomes whose framing sentences (what was searched, which paper is meant) state no fact.
 _UNCITED_OK = (Outcome.REFUSAL, Outcome.CLARIFY)

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agent.local.text import content_terms, coverage, term_set
-from agent.verify.claims import missing_names, missing_numbers
+from agent.verify.claims import missing_names, missing_numbers, off_subject
+from agent.verify.pairing import mispaired_numbers
 from agent.verify.quotes import find_quote, normalise
 
 # Calibrated by bench/calibrate_verifier.py on SciFact train claims (calibration split:
@@ -91,11 +92,19 @@ def support(sentence: str, quotes: Sequence[str], *, context: str = "", question
     numbers = missing_numbers(text, evidence, allowed=question if allow_question_numbers else "")
     if numbers:
         return SupportResult(False, f"states {', '.join(numbers)}, which its quoted evidence does not")
+    # A premise correction restates the premise it denies: its numbers may be paired wrongly.
+    mispaired = [] if allow_question_numbers else mispaired_numbers(text, quotes)
+    if mispaired:
+        return SupportResult(False, f"pairs {'; '.join(mispaired)}")
     # A premise correction restates the question's names as well as its numbers.
     absent = missing_names(text, f"{evidence} {context} {question if allow_question_numbers else ''}",
-                           question=question, chunk=chunk)
+                           question=question, chunk=chunk, evidence=evidence)
     if absent:
         return SupportResult(False, f"names {', '.join(absent)}, which its quoted evidence does not")
+    elsewhere = "" if allow_question_numbers else off_subject(text, evidence, context=context, question=question,
+                                                               chunk=chunk)
+    if elsewhere:
+        return SupportResult(False, elsewhere)
     if _copied(sentence, quotes) or len(content_terms(text)) <= 1:
         return SupportResult(True, "copied from its quote")
     score = support_score(sentence, evidence, context=context, embed=embed)
