@@ -1,5 +1,5 @@
 """The LLM roles, under their historical import path: the code is in the agent.llm package
-(agent.llm.roles, .wire, .candidates, .stream, .rerank). Settings name
+(agent.llm.roles, .drafts, .frugal, .wire, .candidates, .stream, .rerank). Settings name
 `agent.llm_roles.llm_scorer_from_settings`, and other apps import from here."""
 
 from __future__ import annotations
@@ -14,17 +14,9 @@ from agent.llm.candidates import (
     asserts_new_number,
     candidate_sentences,
 )
+from agent.llm.drafts import DraftMemo, refusal_draft
 from agent.llm.rerank import llm_rerank_with_usage, llm_scorer, llm_scorer_from_settings
-from agent.llm.roles import (
-    ChatClient,
-    DraftMemo,
-    LLMAuditor,
-    LLMGenerator,
-    LLMPlanner,
-    LLMReformulator,
-    llm_roles,
-    refusal_draft,
-)
+from agent.llm.roles import ChatClient, LLMAuditor, LLMGenerator, LLMPlanner, LLMReformulator, llm_roles
 from agent.llm.stream import partial_answer_text, streaming_answer
 from agent.llm.wire import (
     AnswerOut,

@@ -7,6 +7,8 @@ Correct sentence/quote pairs:
   the question (the whole sentence of the page that holds the span: what a model citing the
   gold evidence would cite), with the question, the page as the cited chunk and the paper's
   title as context. The split is agent/local/calibration.py's (calibration by default).
+- devbench, copied: each of those gold sentences as the answer sentence, quoting itself (what
+  the extractive local backend writes);
 - SciFact: each SUPPORT claim against its rationale sentences, the abstract as chunk and its
   title as context (no question: the subject check needs one).
 
@@ -152,7 +154,11 @@ def main() -> None:
     parser.add_argument("--scifact", type=int, default=0, help="SUPPORT claims to use (0: all)")
     parser.add_argument("--quiet", action="store_true", help="do not print each newly dropped sentence")
     args = parser.parse_args()
-    report(f"devbench {args.split}", devbench_pairs(args.split), show=not args.quiet)
+    pairs = devbench_pairs(args.split)
+    report(f"devbench {args.split}", pairs, show=not args.quiet)
+    # An extractive answer (the local backend's): each gold sentence copied, quoting itself.
+    copied = {(p["id"], q): {**p, "sentence": q, "quotes": [q]} for p in pairs for q in p["quotes"]}
+    report(f"devbench {args.split}, gold sentences copied", list(copied.values()), show=not args.quiet)
     report("scifact SUPPORT", scifact_pairs(args.scifact), show=not args.quiet)
 
 

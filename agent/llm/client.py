@@ -179,6 +179,10 @@ class LLMClient:
                         f"LLM call gave up: the {self.config.budget_seconds:.0f}s budget was spent while the reply "
                         f"was still being written ({len(''.join(parts))} characters so far)",
                         kind="budget", attempts=1)
+        if not parts and finish_reason is None and usage is None:
+            # A body with no event in it (a proxy's HTML error page with status 200): as
+            # unreadable as the same body would be without streaming, and as transient.
+            raise ValueError("the streamed reply held no event")
         message = SimpleNamespace(content="".join(parts), refusal=None)
         return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason=finish_reason)], usage=usage)
 

@@ -2,8 +2,8 @@
 
 Built for small models on a CPU, where every prompt token is prefill time and every
 completion token is generation time (issue: a real language model in the loop):
-- plan: no call when the rule-based planner (agent.local.planner) finds the question simple;
-  one call otherwise. The model names NEEDS (questions or slots: "number of encoder layers
+- plan: no call when the rule-based planner (agent.local.planner) finds the question simple
+  or splits it into needs; one call otherwise. The model names NEEDS (questions or slots: "number of encoder layers
   of the base model"), never values: a need, premise or query that states a number the
   question does not is dropped or stripped (`asserts_new_number`);
 - audit + answer: ONE call per pass. The model never sees whole chunks: the local scorer
@@ -12,12 +12,14 @@ completion token is generation time (issue: a real language model in the loop):
   need, the numbers of the sentences that state it, the premise verdict with a sentence
   number, and the answer sentences, each citing sentence numbers. The quotes are filled in
   by code from the numbered sentences, so a model can never mis-quote or quote a heading;
-  the verdict follows deterministically from which needs have sentences;
-- reformulate: no call when the audit's missing needs are new queries; one call otherwise;
+  the verdict follows deterministically from which needs have sentences; a retry pass whose
+  evidence is no better than what the model rejected costs no call;
+- reformulate: no call (the audit's missing needs, or the rule reformulator's queries);
 - generate: no call when the audit's answer fits the final verdict, none for a refusal
   (written from the audit); one call otherwise (e.g. the plain-RAG baselines), with the
   same numbered schema.
-So a simple answerable question costs 1 call, a comparison 2, and each retry 1 more. Every
+So most questions cost 1 call, a comparison the rules cannot split 2, and a retry 1 more only
+when it found better evidence (agent.llm.frugal says why each call is saved). Every
 answer sentence is then checked by agent.verify (support, not presence).
 
 Streaming: inside `streaming_answer(sink)`, the call that writes the answer is streamed and
@@ -31,7 +33,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -44,18 +45,18 @@ from agent.llm.candidates import (
     candidate_sentences,
 )
 from agent.llm.client import LLMClient
+from agent.llm.drafts import DraftMemo, _draft_sentences, _extractive, _with_correction, refusal_draft
+from agent.llm.frugal import RejectedMemory, local_plan_suffices, needs_from_answer
 from agent.llm.stream import _answer_preview
-from agent.llm.wire import AnswerOut, ClaimOut, PlanOut, QueriesOut
+from agent.llm.wire import AnswerOut, PlanOut, QueriesOut
 from agent.types import (
     AuditResult,
     Complexity,
     Draft,
-    DraftSentence,
     FactAudit,
     Outcome,
     Plan,
     PremiseCheck,
-    QuoteRef,
     Reformulation,
     Source,
     SupportingSentence,
@@ -63,7 +64,7 @@ from agent.types import (
     Usage,
     Verdict,
 )
-from agent.verify import find_quote, strip_markers
+from agent.verify import find_quote
 
 log = logging.getLogger(__name__)
 
@@ -81,68 +82,14 @@ def _groups(candidates: Sequence[Candidate], sources: Sequence[Source]) -> list[
     return [(sources[i - 1], lines) for i, lines in groups.items()]
 
 
-def _draft_sentences(claims: Sequence[ClaimOut], by_number: dict[int, Candidate]) -> list[DraftSentence]:
-    """Answer sentences with their quotes filled in from the numbered sentences they cite."""
-    out: list[DraftSentence] = []
-    for claim in claims:
-        text, inline = strip_markers(prompts.unescape_data(claim.text))
-        numbers = [n for n in dict.fromkeys([*claim.sentences, *inline]) if n in by_number]
-        if not text or not numbers:
-            continue
-        evidence = [QuoteRef(source=by_number[n].source, text=by_number[n].text) for n in numbers]
-        citations = list(dict.fromkeys(e.source for e in evidence))
-        out.append(DraftSentence(text=text, citations=citations, quote=evidence[0].text, evidence=evidence))
-    return out
-
-
-def _extractive(facts: Sequence[FactAudit], sources: Sequence[Source]) -> list[DraftSentence]:
-    """The supporting sentences themselves, when the model wrote no answer sentence."""
-    marker = {s.chunk_id: n for n, s in enumerate(sources, start=1)}
-    out: list[DraftSentence] = []
-    used: set[str] = set()
-    for fact in facts:
-        for s in fact.sentences:
-            if s.label == SupportLabel.SUPPORTED and s.quote not in used and s.chunk_id in marker:
-                used.add(s.quote)
-                out.append(DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote))
-    return out
-
-
-class DraftMemo:
-    """Answers drafted by the audit call, for the generator of the same run to pick up.
-
-    Keyed by the question and the exact sources audited, so a draft is only reused for
-    the evidence it was written from. Thread-safe; entries are taken, not copied.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._drafts: dict[tuple[str, tuple[int, ...]], tuple[Verdict, list[DraftSentence], str]] = {}
-
-    @staticmethod
-    def _key(question: str, sources: Sequence[Source]) -> tuple[str, tuple[int, ...]]:
-        return question, tuple(s.chunk_id for s in sources)
-
-    def put(self, question: str, sources: Sequence[Source], verdict: Verdict, sentences: list[DraftSentence],
-            missing_note: str) -> None:
-        with self._lock:
-            if len(self._drafts) > 256:
-                # A long-lived client (a benchmark) must not grow without bound.
-                self._drafts.clear()
-            self._drafts[self._key(question, sources)] = (verdict, sentences, missing_note)
-
-    def take(self, question: str, sources: Sequence[Source]) -> tuple[Verdict, list[DraftSentence], str] | None:
-        with self._lock:
-            return self._drafts.pop(self._key(question, sources), None)
-
-
 # ---------------------------------------------------------------------------
 # Roles
 # ---------------------------------------------------------------------------
 
 
 class LLMPlanner:
-    """The model plans; with `local` set, a question that planner finds simple costs no call."""
+    """The model plans; with `local` set, a question that planner finds simple or splits into
+    needs costs no call (agent.llm.frugal.local_plan_suffices)."""
 
     def __init__(self, client: ChatClient, *, local: Any = None) -> None:
         self.client = client
@@ -150,7 +97,7 @@ class LLMPlanner:
 
     def plan(self, question: str) -> Plan:
         quick = self.local.plan(question) if self.local is not None else None
-        if quick is not None and quick.complexity == Complexity.SIMPLE and len(quick.sub_queries) == 1:
+        if quick is not None and local_plan_suffices(quick):
             return quick
         out, usage = self.client.structured(prompts.planner_messages(question), PlanOut)
         # Needs are questions or slots; one that states a value the question does not give
@@ -178,17 +125,14 @@ class LLMPlanner:
 
 
 def _numbered_call(client: ChatClient, question: str, needs: Sequence[str], premise: str,
-                   sources: Sequence[Source], embed: Any) -> tuple[AnswerOut | None, list[Candidate], Usage]:
-    candidates = candidate_sentences(question, needs, premise, sources, embed=embed)
+                   sources: Sequence[Source], candidates: Sequence[Candidate]) -> tuple[AnswerOut | None, Usage]:
     if not candidates:
-        return None, [], Usage()
+        return None, Usage()
     messages = prompts.answer_messages(question, needs, premise, _groups(candidates, sources))
     on_text = _answer_preview()
     if on_text is None:
-        out, usage = client.structured(messages, AnswerOut)
-    else:
-        out, usage = client.structured(messages, AnswerOut, on_text=on_text)
-    return out, candidates, usage
+        return client.structured(messages, AnswerOut)
+    return client.structured(messages, AnswerOut, on_text=on_text)
 
 
 class LLMAuditor:
@@ -198,6 +142,7 @@ class LLMAuditor:
         self.client = client
         self.memo = memo
         self.embed = embed
+        self.rejected = RejectedMemory()
 
     def audit(self, question: str, plan: Plan, sources: list[Source], *, can_retry: bool) -> AuditResult:
         if plan.clarify == "vague":
@@ -206,13 +151,21 @@ class LLMAuditor:
             return AuditResult(verdict=Verdict.CLARIFY, reason="the question must name what to look for",
                                missing=[question])
         needs = list(plan.facts) or [question]
-        out, candidates, usage = _numbered_call(self.client, question, needs, plan.premise, sources, self.embed)
+        candidates = candidate_sentences(question, needs, plan.premise, sources, embed=self.embed)
+        if self.rejected.nothing_better(question, plan, candidates):
+            # A retry that found nothing better than what the model already rejected: not asked again.
+            out, usage = None, Usage()
+        else:
+            out, usage = _numbered_call(self.client, question, needs, plan.premise, sources, candidates)
         by_number = {c.number: c for c in candidates}
         cited: dict[int, list[int]] = {}
         if out is not None:
             for item in out.needs:
                 if 1 <= item.need <= len(needs):
                     cited.setdefault(item.need, []).extend(n for n in item.sentences if n in by_number)
+            if not any(cited.values()):
+                # A small model often cites in its answer and leaves the needs empty.
+                cited = needs_from_answer(needs, out.answer, set(by_number))
         facts: list[FactAudit] = []
         for i, need in enumerate(needs, start=1):
             numbers = list(dict.fromkeys(cited.get(i, [])))
@@ -243,6 +196,12 @@ class LLMAuditor:
             verdict, reason = Verdict.INSUFFICIENT_REFUSE, "no retrieved sentence states what the question needs"
         if not candidates:
             reason = "no answer-eligible sentence was retrieved"
+        elif out is None:
+            reason = "the new evidence holds no sentence better than those the model found nothing in"
+        if supported or premise.contradicted:
+            self.rejected.forget(question)
+        else:
+            self.rejected.remember(question, plan, candidates)
         missing = [f.fact for f in facts if f.label != SupportLabel.SUPPORTED]
         if self.memo is not None and out is not None and verdict not in (Verdict.INSUFFICIENT_RETRY,
                                                                         Verdict.INSUFFICIENT_REFUSE):
@@ -260,24 +219,14 @@ class LLMAuditor:
                                   verified=True, quote_start=find_quote(c.text, source.text))
 
 
-def _with_correction(draft: list[DraftSentence], premise: PremiseCheck, sources: Sequence[Source]) -> list[DraftSentence]:
-    """A premise correction first, citing the contradicting sentence (unless the model's
-    first sentence already cites it)."""
-    n = next((i for i, s in enumerate(sources, start=1) if s.chunk_id == premise.chunk_id), 0)
-    if not n:
-        return draft
-    if draft and any(e.text == premise.quote for e in draft[0].evidence):
-        return draft
-    correction = DraftSentence(
-        text=f'The question assumes that {premise.premise.rstrip(".")}, but the paper says: "{premise.quote}"',
-        citations=[n], quote=premise.quote, evidence=[QuoteRef(source=n, text=premise.quote)])
-    return [correction, *draft]
-
-
 class LLMReformulator:
-    def __init__(self, client: ChatClient, *, reuse_audit_queries: bool = True) -> None:
+    """New queries for a retry: the audit's missing needs when they are new, else the rule
+    reformulator's keyword queries; the model only with `use_model` (agent.llm.frugal)."""
+
+    def __init__(self, client: ChatClient, *, reuse_audit_queries: bool = True, use_model: bool = False) -> None:
         self.client = client
         self.reuse_audit_queries = reuse_audit_queries
+        self.use_model = use_model or not reuse_audit_queries
 
     def reformulate(self, question: str, plan: Plan, audit: AuditResult, tried: list[str]) -> Reformulation:
         # The missing needs are searchable as they are: use them when they are new, and save
@@ -286,6 +235,10 @@ class LLMReformulator:
             queries = _clean_queries(audit.missing, exclude=tried)
             if queries:
                 return Reformulation(sub_queries=queries)
+        if not self.use_model:
+            from agent.local.reformulator import KeywordReformulator
+
+            return KeywordReformulator().reformulate(question, plan, audit, tried)
         out, usage = self.client.structured(prompts.reformulator_messages(question, plan, audit, tried), QueriesOut)
         queries = [_strip_new_numbers(q, question) for q in out.sub_queries]
         return Reformulation(sub_queries=_clean_queries(queries, exclude=tried), usage=usage)
@@ -299,22 +252,6 @@ _OUTCOME_OF_VERDICT = {
     Verdict.INSUFFICIENT_REFUSE: Outcome.REFUSAL,
     Verdict.CLARIFY: Outcome.CLARIFY,
 }
-
-
-def refusal_draft(question: str, sources: Sequence[Source], audit: AuditResult) -> Draft:
-    """A refusal that says what was searched, the closest evidence and why it fell short."""
-    queries = list(dict.fromkeys(s.query for s in sources if s.query)) or [question]
-    sentences = [DraftSentence(text="The collection does not hold enough evidence to answer this question.")]
-    sentences.append(DraftSentence(text="Searched for: " + "; ".join(f'"{q}"' for q in queries[:6]) + "."))
-    closest = next((s for f in audit.facts for s in f.sentences if s.verified), None)
-    if closest is not None:
-        n = next(i for i, s in enumerate(sources, start=1) if s.chunk_id == closest.chunk_id)
-        sentences.append(DraftSentence(text=f'The closest evidence found: "{closest.quote}"', citations=[n],
-                                       quote=closest.quote))
-    why = audit.reason or "no retrieved passage supports the facts the question needs"
-    missing = "; ".join(audit.missing)
-    sentences.append(DraftSentence(text=f"Why it is not enough: {why}" + (f" Missing: {missing}." if missing else "")))
-    return Draft(outcome=Outcome.REFUSAL, sentences=sentences, missing_note=missing)
 
 
 class LLMGenerator:
@@ -339,7 +276,8 @@ class LLMGenerator:
         else:
             needs = [f.fact for f in audit.facts] if audit is not None and audit.facts else [question]
             premise = audit.premise.premise if audit is not None and audit.premise.contradicted else ""
-            out, candidates, usage = _numbered_call(self.client, question, needs, premise, sources, self.embed)
+            candidates = candidate_sentences(question, needs, premise, sources, embed=self.embed)
+            out, usage = _numbered_call(self.client, question, needs, premise, sources, candidates)
             sentences = _draft_sentences(out.answer, {c.number: c for c in candidates}) if out else []
             if audit is not None and outcome == Outcome.FALSE_PREMISE:
                 sentences = _with_correction(sentences, audit.premise, sources)

@@ -178,15 +178,15 @@ def missing_names(sentence: str, context: str, *, question: str = "", chunk: str
     return missing
 
 
-def off_subject(sentence: str, evidence: str, *, context: str = "", question: str = "", chunk: str = "") -> str:
+def off_subject(sentence: str, evidence: str, *, context: str = "", question: str = "") -> str:
     """Why the evidence is about something other than what the question asks about; "" if not.
 
-    For a sentence that names none of the question's names (its subject is the question's:
-    "The model's output is turned into a score by ..."), the quotes must be about that subject:
-    one of the question's names is in the quotes or the cited chunk's heading or document title
-    (spelled out or as an acronym), or the quotes may stand for it (`_lends_question_names`).
-    A quote that names other things and never the question's subject describes another method
-    (a baseline, a formulation the paper contrasts with its own).
+    A sentence that names none of the question's names takes the question's subject ("The
+    model's output is turned into a score by ..."). Its quotes are about another thing when
+    they name things the question does not, never one it does (in the quotes or the cited
+    chunk's heading or document title, spelled out or as an acronym), and do not speak of the
+    paper's own work ("we"): a baseline, a formulation the paper contrasts with its own. A quote
+    that names nothing is left to the support score.
     """
     asked = names(question)
     if not asked:
@@ -194,9 +194,11 @@ def off_subject(sentence: str, evidence: str, *, context: str = "", question: st
     said = _text_forms(sentence)
     if any(_name_forms(n) & said for n in asked):
         return ""
-    grounded = _text_forms(f"{evidence} {context}") | _lends_question_names(evidence, question, chunk)
-    if any(_name_forms(n) & grounded for n in asked):
+    grounded = _text_forms(f"{evidence} {context}")
+    if any(_name_forms(n) & grounded for n in asked) or _SELF_REFERENCE.search(evidence):
         return ""
-    others = [n for n in names(evidence) if not _name_forms(n) & _text_forms(question)]
-    about = f"about {', '.join(others[:3])}" if others else "not about the question's subject"
-    return f"its quote is {about} and never mentions {', '.join(asked[:3])}"
+    question_forms = _text_forms(question)
+    others = [n for n in names(evidence) if not _name_forms(n) & question_forms]
+    if not others:
+        return ""
+    return f"its quote is about {', '.join(others[:3])} and never mentions {', '.join(asked[:3])}"

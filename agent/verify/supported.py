@@ -101,8 +101,7 @@ def support(sentence: str, quotes: Sequence[str], *, context: str = "", question
                            question=question, chunk=chunk, evidence=evidence)
     if absent:
         return SupportResult(False, f"names {', '.join(absent)}, which its quoted evidence does not")
-    elsewhere = "" if allow_question_numbers else off_subject(text, evidence, context=context, question=question,
-                                                               chunk=chunk)
+    elsewhere = "" if allow_question_numbers else off_subject(text, evidence, context=context, question=question)
     if elsewhere:
         return SupportResult(False, elsewhere)
     if _copied(sentence, quotes) or len(content_terms(text)) <= 1:

@@ -109,3 +109,20 @@ def on_fake_model(corpus, settings, fake_openai, model: str = "qwen2.5-coder-1.5
     settings.LLM_MAX_RETRIES = 1
     settings.LLM_BUDGET_SECONDS = 20.0
     return collection, user
+
+
+def fake_model_fixtures(name: str, docs: list[tuple[str, str, list[int]]], *, words: int = 150, stride: int = 120):
+    """The module's `corpus` (a `pages_collection`, built once) and `collection` (its
+    (collection, user) on the fake model) fixtures: `corpus, collection = fake_model_fixtures(...)`."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def corpus(django_db_setup, django_db_blocker, tmp_path_factory):
+        yield from pages_collection(django_db_blocker, name, docs, tmp_path_factory.mktemp(f"{name.lower()}-index"),
+                                    words=words, stride=stride)
+
+    @pytest.fixture
+    def collection(corpus, settings, fake_openai):
+        return on_fake_model(corpus, settings, fake_openai)
+
+    return corpus, collection

@@ -33,16 +33,8 @@ HOLE = "Which Hole@10 value does the TAS-B retriever reach on TREC-COVID?"
 SCORE = "How does the T5 reranker use the probability that a document belongs to the relevant class to rank the candidates?"
 
 
-@pytest.fixture(scope="module")
-def corpus(django_db_setup, django_db_blocker, tmp_path_factory):
-    """Page 9 of BEIR and pages 1-2 of the monoT5 paper as ~300-word chunks (whole sentences), indexed once."""
-    yield from papers.pages_collection(django_db_blocker, "Pairing", [BEIR, MONOT5],
-                                       tmp_path_factory.mktemp("pairing-index"), words=300, stride=200)
-
-
-@pytest.fixture
-def collection(corpus, settings, fake_openai):
-    return papers.on_fake_model(corpus, settings, fake_openai)
+# Page 9 of BEIR and pages 1-2 of the monoT5 paper as ~300-word chunks (whole sentences).
+corpus, collection = papers.fake_model_fixtures("Pairing", [BEIR, MONOT5], words=300, stride=200)
 
 
 def _run(collection, user, question: str, config: str) -> Run:
