@@ -16,7 +16,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent import prompts
-from agent.llm_roles import ChatClient, Text, _strip_new_numbers
+from agent.llm.candidates import _strip_new_numbers
+from agent.llm.roles import ChatClient
+from agent.llm.wire import Text
 from agent.threads import HISTORY_TURNS, Rewrite, Turn
 
 REWRITE_TASK = (

@@ -149,6 +149,14 @@ def _roles(row: str):
     return Roles(r["planner"], r["auditor"], r["reformulator"], r["generator"], CitationVerifier())
 
 
+def _outcomes(rs: dict[str, dict]) -> str:
+    """Outcome counts by expected behaviour, e.g. "answer: ANSWER 5, REFUSAL 1"."""
+    by: dict[str, Counter] = defaultdict(Counter)
+    for r in rs.values():
+        by[r["expected"].split("_")[0].lower()][r["outcome"]] += 1
+    return "; ".join(f"{k}: " + ", ".join(f"{o} {n}" for o, n in sorted(c.items())) for k, c in sorted(by.items()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", choices=["small", "full"], default="small")
@@ -208,8 +216,8 @@ def main() -> None:
     print(f"\nCommand: `{cmd}`  \n{len(questions)} devbench questions, {len(papers)} papers, "
           f"fake model sleeping {latency:.2f} s per call, retry share {args.retry_share:.2f}.\n")
     print("| configuration | LLM calls / question (mean) | calls by expected behaviour (mean) | retries | "
-          "p50 latency | p95 latency | p50 / hybrid p50 | median per-question ratio to hybrid |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+          "p50 latency | p95 latency | p50 / hybrid p50 | median per-question ratio to hybrid | outcomes |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     p50_base = statistics.median(r["ms"] for r in base.values())
     for row, _ in rows:
         rs = results[row]
@@ -222,7 +230,7 @@ def main() -> None:
         p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
         print(f"| {row} | {statistics.mean(r['calls'] for r in rs.values()):.2f} | {by_text} | "
               f"{sum(r['retries'] for r in rs.values())} | {statistics.median(ms) / 1000:.2f} s | {p95 / 1000:.2f} s | "
-              f"{statistics.median(ms) / p50_base:.2f}x | {statistics.median(ratios):.2f}x |")
+              f"{statistics.median(ms) / p50_base:.2f}x | {statistics.median(ratios):.2f}x | {_outcomes(rs)} |")
     # Tokens as the fake server counts them (4 characters a token, the real prompts) and
     # what they would cost at the configured model's prices (gpt-4o-mini here).
     print("\n| configuration | prompt tokens / question (mean) | completion tokens / question (mean) | "

@@ -453,7 +453,7 @@ def _overlap(a: str, b: str) -> int:
 
 
 def grounded_responder(body: dict[str, Any]) -> Reply:
-    """Valid replies for the schemas of agent/llm_roles.py, built from the prompt.
+    """Valid replies for the schemas of agent/llm/wire.py, built from the prompt.
 
     It answers like a cooperative model: the plan's need is the question itself, the answer
     cites the numbered sentence that shares most words with the question, copied as the

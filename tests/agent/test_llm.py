@@ -478,11 +478,23 @@ def test_the_reformulator_reuses_the_missing_needs_without_a_call(fake_openai, l
     assert fake_openai.chat_requests == []
 
 
-def test_the_reformulator_asks_the_model_when_the_audit_gave_nothing_new(fake_openai, llm_client):
+def test_the_reformulator_uses_the_rule_reformulator_when_the_audit_gave_nothing_new(fake_openai, llm_client):
+    audit = AuditResult(verdict=Verdict.INSUFFICIENT_RETRY, missing=["bm25 saturation of term frequency"])
+    tried = ["bm25 saturation of term frequency"]
+
+    result = LLMReformulator(llm_client).reformulate("How does BM25 saturate term frequency?", Plan(sub_queries=tried),
+                                                     audit, tried=tried)
+
+    assert fake_openai.chat_requests == [] and result.usage.calls == 0
+    assert result.sub_queries and not set(result.sub_queries) & set(tried)
+
+
+def test_the_reformulator_asks_the_model_only_when_told_to(fake_openai, llm_client):
     fake_openai.queue({"sub_queries": ["okapi term frequency saturation", "bm25"]})
     audit = AuditResult(verdict=Verdict.INSUFFICIENT_RETRY, missing=["bm25"])
 
-    result = LLMReformulator(llm_client).reformulate("q", Plan(sub_queries=["bm25"]), audit, tried=["bm25"])
+    result = LLMReformulator(llm_client, use_model=True).reformulate("q", Plan(sub_queries=["bm25"]), audit,
+                                                                     tried=["bm25"])
 
     assert result.sub_queries == ["okapi term frequency saturation"]
     assert result.usage.calls == 1
@@ -566,18 +578,21 @@ def test_the_llm_roles_answer_with_a_verified_citation(fake_openai, llm_client):
     assert "YES" not in answer.text
 
 
-def test_the_planner_leaves_simple_questions_to_the_rule_planner(fake_openai, llm_client):
+def test_the_planner_leaves_simple_and_split_questions_to_the_rule_planner(fake_openai, llm_client):
     from agent.local.planner import RulePlanner
 
     planner = LLMPlanner(llm_client, local=RulePlanner())
-    fake_openai.queue({"complexity": "comparison", "needs": ["a", "b"], "sub_queries": ["BM25 recall", "DPR recall"],
-                       "premise": ""})
+    fake_openai.queue({"complexity": "comparison", "needs": ["number of layers of each model", "d_model of each"],
+                       "sub_queries": ["layers base big", "d_model base big"], "premise": ""})
 
     simple = planner.plan("What is the default value of b in BM25?")
-    comparison = planner.plan("How do BM25 and DPR differ in recall?")
+    split = planner.plan("How do BM25 and DPR differ in recall?")
+    # The rules cannot split "X of A with those of B": the model plans it.
+    unsplit = planner.plan("Compare the number of layers of the base model with those of the big model")
 
     assert simple.sub_queries == ["What is the default value of b in BM25?"] and simple.usage.calls == 0
-    assert comparison.sub_queries == ["BM25 recall", "DPR recall"] and comparison.usage.calls == 1
+    assert len(split.facts) == 2 and split.usage.calls == 0
+    assert unsplit.sub_queries == ["layers base big", "d_model base big"] and unsplit.usage.calls == 1
     assert len(fake_openai.chat_requests) == 1
 
 

@@ -19,7 +19,7 @@ from agent.models import Run
 from agent.types import Draft, DraftSentence, Outcome, QuoteRef, Source
 from agent.verify import CitationVerifier
 from tests.agent import papers
-from tests.conftest import PAPERS, paper
+from tests.conftest import PAPERS
 from tests.fake_openai import Reply, grounded_responder, numbered_sentences
 
 pytestmark = pytest.mark.django_db
@@ -38,50 +38,13 @@ ECHOED_PREMISE = ("The given premise or, if none is given, anything the question
 @pytest.fixture(scope="module")
 def corpus(django_db_setup, django_db_blocker, tmp_path_factory):
     """The Attention paper's pages 3, 5, 7, 8 and 9 as ~150-word chunks, indexed, committed once."""
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from pypdf import PdfReader
-
-    from knowledge import services as knowledge
-    from knowledge.indexing import index_rebuild
-    from tests.factories import make_chunk, make_document
-
-    pdf = paper(ATTENTION)
-    index_root = tmp_path_factory.mktemp("attention-index")
-    old_root = settings.INDEX_ROOT
-    with django_db_blocker.unblock():
-        settings.INDEX_ROOT = index_root
-        try:
-            user = get_user_model().objects.create_user("attention-owner")
-            collection = knowledge.collection_create(name="Attention", user=user)
-            reader = PdfReader(str(pdf))
-            doc = make_document(collection=collection, title=TITLE, original_name=f"{ATTENTION}.pdf",
-                                media_type="application/pdf", pages=len(reader.pages))
-            for page in PAGES:
-                for text in papers.page_windows(reader.pages[page - 1].extract_text() or ""):
-                    make_chunk(document=doc, text=text, page_start=page, page_end=page)
-            index_rebuild(collection=collection)
-        finally:
-            settings.INDEX_ROOT = old_root
-    yield collection, user, index_root
-    with django_db_blocker.unblock():
-        collection.delete()
-        user.delete()
+    yield from papers.pages_collection(django_db_blocker, "Attention", [(ATTENTION, TITLE, PAGES)],
+                                       tmp_path_factory.mktemp("attention-index"))
 
 
 @pytest.fixture
 def attention(corpus, settings, fake_openai):
-    collection, user, index_root = corpus
-    papers.link_index(collection, index_root, settings.INDEX_ROOT)
-    collection.refresh_from_db()
-    settings.LLM_BACKEND = "openai"
-    settings.LLM_MODEL = "qwen2.5-coder-1.5b-instruct"
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_API_KEY = ""
-    settings.LLM_TIMEOUT_SECONDS = 5.0
-    settings.LLM_MAX_RETRIES = 1
-    settings.LLM_BUDGET_SECONDS = 20.0
-    return collection, user
+    return papers.on_fake_model(corpus, settings, fake_openai)
 
 
 def _run(collection, user, question: str, config: str = "agentic") -> Run:

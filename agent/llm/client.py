@@ -1,31 +1,5 @@
-"""The OpenAI backend: chat completions with structured output, retries and cost accounting.
-
-It talks to the OpenAI API or to any OpenAI-compatible server (vLLM, llama.cpp's server,
-Ollama) through the official `openai` client; model, base URL, key, timeout, retries and
-prices come from settings (see docs/llm.md).
-
-Failure policy, so that a run never hangs and always ends with a reason:
-- 429, 5xx, 408/409, timeouts, dropped connections and a 200 whose body is not JSON are
-  transient: retried with exponential backoff and full jitter (Retry-After honoured, capped),
-  at most `max_retries` times and never past `budget_seconds` for the whole call.
-- Other 4xx (bad key, unknown model, bad request) are permanent: no retry.
-- Structured output asks for `response_format: json_schema` (strict) with bounded strings and
-  arrays (`maxLength`/`maxItems`, which llama.cpp's grammar compiler enforces), and sends a
-  `max_tokens` sized from the schema (`max_tokens_for`), so a small model cannot run on
-  inside a string. A server that rejects json_schema with a 400 is asked again in JSON mode
-  with the schema in the prompt, and that is remembered per server and model for the
-  process. A reply that does not validate against the pydantic schema gets one repair
-  request showing the error; a second bad reply is an error.
-- A reply cut at `max_tokens` (finish_reason "length") is an error at once (kind
-  "truncated"): the same greedy request would be cut the same way again.
-- A reply field that repeats the instructions (a schema description or a line of the task)
-  instead of filling them in is blanked (`blank_echoes`).
-- Every failure is an `LLMError` whose message a person can read and whose `usage` holds
-  what was spent before it failed, so the run records it as FAILED with that reason.
-- A caller that passes `on_text` gets the reply streamed (`stream=True`, usage in the last
-  chunk): `on_text` sees the text received so far after every chunk, so a page can show the
-  answer as it is written. The finished reply is then parsed and checked as any other.
-"""
+"""LLMClient: chat completions with retries, budgets, streaming and structured output (the
+failure policy is in agent.llm's docstring)."""
 
 from __future__ import annotations
 
@@ -34,205 +8,19 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agent.llm.config import MAX_BACKOFF_SECONDS, RETRYABLE_STATUS, LLMError, LLMSettings, cost_of
+from agent.llm.schema import M, _descriptions, _parse, max_tokens_for, schema_response_format
 from agent.types import Usage
 
 log = logging.getLogger(__name__)
 
-M = TypeVar("M", bound=BaseModel)
 Message = dict[str, Any]
-
-# Status codes worth another try: the same request may well succeed a moment later.
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-# Never wait longer than this between attempts, whatever a Retry-After header says.
-MAX_BACKOFF_SECONDS = 20.0
-
-
-class LLMError(Exception):
-    """The LLM could not produce a usable reply; `str(err)` is the reason a run shows.
-
-    `kind` is one of: timeout, rate_limited, server_error, bad_reply, refused, rejected,
-    budget, truncated. `usage` counts the completions that were billed before the failure.
-    """
-
-    def __init__(self, message: str, *, kind: str, usage: Usage | None = None, attempts: int = 0,
-                 status: int | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.status = status
-        self.usage = usage or Usage()
-        self.attempts = attempts
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    model: str
-    base_url: str | None
-    api_key: str
-    timeout: float
-    max_retries: int
-    prices: Mapping[str, tuple[float, float]]
-    budget_seconds: float
-    backoff_base: float = 0.5
-
-    @classmethod
-    def from_django(cls) -> LLMSettings:
-        from django.conf import settings
-
-        return cls(
-            model=settings.LLM_MODEL,
-            base_url=settings.OPENAI_BASE_URL,
-            api_key=settings.OPENAI_API_KEY,
-            timeout=float(settings.LLM_TIMEOUT_SECONDS),
-            max_retries=int(settings.LLM_MAX_RETRIES),
-            prices=dict(settings.LLM_PRICES),
-            budget_seconds=float(settings.LLM_BUDGET_SECONDS),
-        )
-
-
-def cost_of(model: str, prompt_tokens: int, completion_tokens: int, prices: Mapping[str, tuple[float, float]]) -> float:
-    """USD for one call from a table of USD per million (input, output) tokens.
-
-    A model missing from the table costs 0: that is the case of a local server, which is
-    free per call (docs/llm.md). Dated snapshots ("gpt-4o-mini-2024-07-18") use the price of
-    their base name.
-    """
-    price = prices.get(model)
-    if price is None:
-        base = max((name for name in prices if model.startswith(name + "-")), key=len, default=None)
-        price = prices.get(base) if base else None
-    if price is None:
-        return 0.0
-    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
-
-
-def schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
-    """`response_format` for strict structured output of a pydantic model."""
-    from openai.lib._pydantic import to_strict_json_schema
-
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": schema.__name__, "schema": to_strict_json_schema(schema), "strict": True},
-    }
-
-
-def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return defs[ref.rsplit("/", 1)[1]]
-    return node
-
-
-def json_chars_bound(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> int | None:
-    """The most characters a compact JSON value of this schema can take; None if unbounded
-    (a string without maxLength, an array without maxItems)."""
-    defs = schema.get("$defs", {}) if defs is None else defs
-    node = _resolve(schema, defs)
-    if "enum" in node:
-        return max(len(json.dumps(v)) for v in node["enum"])
-    if "const" in node:
-        return len(json.dumps(node["const"]))
-    if "anyOf" in node:
-        bounds = [json_chars_bound(n, defs) for n in node["anyOf"]]
-        return None if None in bounds else max(b for b in bounds if b is not None)
-    kind = node.get("type")
-    if kind == "string":
-        # Escapes (\" \n) can double a character; small models rarely write them.
-        return node["maxLength"] + 2 if "maxLength" in node else None
-    if kind == "integer":
-        return 6
-    if kind == "number":
-        return 10
-    if kind == "boolean":
-        return 5
-    if kind == "null":
-        return 4
-    if kind == "array":
-        item = json_chars_bound(node.get("items", {}), defs)
-        if item is None or "maxItems" not in node:
-            return None
-        return 2 + node["maxItems"] * (item + 1)
-    if kind == "object":
-        total = 2
-        for key, sub in node.get("properties", {}).items():
-            bound = json_chars_bound(sub, defs)
-            if bound is None:
-                return None
-            total += len(key) + 4 + bound
-        return total
-    return None
-
-
-def max_tokens_for(schema: type[BaseModel], *, floor: int = 64, cap: int = 4096) -> int:
-    """`max_tokens` for a reply of this schema: its longest compact JSON at 3 characters per
-    token (JSON punctuation and numbers tokenise worse than prose's 4), plus room for the
-    whitespace a grammar allows between fields. Unbounded schemas get `cap`."""
-    full = schema.model_json_schema()
-    chars = json_chars_bound(full)
-    if chars is None:
-        return cap
-    fields = json.dumps(full).count('"type"')
-    return max(floor, min(cap, chars // 3 + 2 * fields + 16))
-
-
-def _descriptions(node: Any) -> list[str]:
-    if isinstance(node, dict):
-        out = [node["description"]] if isinstance(node.get("description"), str) else []
-        for value in node.values():
-            out.extend(_descriptions(value))
-        return out
-    if isinstance(node, list):
-        return [d for v in node for d in _descriptions(v)]
-    return []
-
-
-def _squash(text: str) -> str:
-    return " ".join("".join(c.lower() if c.isalnum() else " " for c in text).split())
-
-
-def blank_echoes(value: Any, instructions: Sequence[str], *, min_words: int = 4) -> Any:
-    """`value` (parsed JSON) with every string that merely repeats the instructions emptied
-    and such list items removed. A string echoes when, squashed to lower-case words, it has
-    at least `min_words` words and occurs inside one instruction text (a schema description,
-    the task), ignoring a trailing "..." ellipsis a model may add."""
-    squashed = [_squash(t) for t in instructions if t]
-
-    def echoes(text: str) -> bool:
-        words = _squash(text.rstrip(" .…")).split()
-        if len(words) < min_words:
-            return False
-        needle = " ".join(words)
-        return any(needle in hay for hay in squashed)
-
-    def walk(v: Any) -> Any:
-        if isinstance(v, str):
-            return "" if echoes(v) else v
-        if isinstance(v, list):
-            return [walk(x) for x in v if not (isinstance(x, str) and echoes(x))]
-        if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items()}
-        return v
-
-    return walk(value)
-
-
-def _extract_json(text: str) -> str:
-    """The JSON object inside a reply: small local models like to wrap it in ``` fences."""
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = stripped.rsplit("```", 1)[0]
-    start, end = stripped.find("{"), stripped.rfind("}")
-    if start != -1 and end > start:
-        return stripped[start : end + 1]
-    return stripped
-
 
 # Server (base URL, model) -> the structured-output mode it accepts, learnt from a 400.
 _FORMAT_MODES: dict[tuple[str, str], str] = {}
@@ -391,6 +179,10 @@ class LLMClient:
                         f"LLM call gave up: the {self.config.budget_seconds:.0f}s budget was spent while the reply "
                         f"was still being written ({len(''.join(parts))} characters so far)",
                         kind="budget", attempts=1)
+        if not parts and finish_reason is None and usage is None:
+            # A body with no event in it (a proxy's HTML error page with status 200): as
+            # unreadable as the same body would be without streaming, and as transient.
+            raise ValueError("the streamed reply held no event")
         message = SimpleNamespace(content="".join(parts), refusal=None)
         return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason=finish_reason)], usage=usage)
 
@@ -495,11 +287,6 @@ def _notify(on_text: Callable[[str], None], text: str) -> None:
         on_text(text)
     except Exception:
         log.exception("streaming callback failed; the reply is still read to its end")
-
-
-def _parse(text: str, schema: type[M], instructions: Sequence[str] = ()) -> M:
-    data = json.loads(_extract_json(text))
-    return schema.model_validate(blank_echoes(data, instructions))
 
 
 def _short_error(exc: Exception) -> str:

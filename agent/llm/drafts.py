@@ -1,0 +1,115 @@
+"""Answer drafts of the LLM roles: sentences with their quotes filled in from the numbered
+sentences they cite, the extractive fallback, a premise correction, a refusal, and the memo
+that carries the audit call's draft to the generator (agent.llm.roles)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from agent import prompts
+from agent.llm.candidates import Candidate
+from agent.llm.wire import ClaimOut
+from agent.types import (
+    AuditResult,
+    Draft,
+    DraftSentence,
+    FactAudit,
+    Outcome,
+    PremiseCheck,
+    QuoteRef,
+    Source,
+    SupportLabel,
+    Verdict,
+)
+from agent.verify import normalise, strip_markers
+
+
+def _draft_sentences(claims: Sequence[ClaimOut], by_number: dict[int, Candidate]) -> list[DraftSentence]:
+    """Answer sentences with their quotes filled in from the numbered sentences they cite."""
+    out: list[DraftSentence] = []
+    for claim in claims:
+        text, inline = strip_markers(prompts.unescape_data(claim.text))
+        numbers = [n for n in dict.fromkeys([*claim.sentences, *inline]) if n in by_number]
+        if not text or not numbers:
+            continue
+        evidence = [QuoteRef(source=by_number[n].source, text=by_number[n].text) for n in numbers]
+        # A model copying a long sentence is cut at the schema's bound (ClaimOut.text): the
+        # sentence it was copying, whole, is what it meant to write.
+        copied = next((e.text for e in evidence if normalise(e.text).startswith(normalise(text))
+                       and len(text) >= 0.8 * len(e.text)), None)
+        text = copied or text
+        citations = list(dict.fromkeys(e.source for e in evidence))
+        out.append(DraftSentence(text=text, citations=citations, quote=evidence[0].text, evidence=evidence))
+    return out
+
+
+def _extractive(facts: Sequence[FactAudit], sources: Sequence[Source]) -> list[DraftSentence]:
+    """The supporting sentences themselves, when the model wrote no answer sentence."""
+    marker = {s.chunk_id: n for n, s in enumerate(sources, start=1)}
+    out: list[DraftSentence] = []
+    used: set[str] = set()
+    for fact in facts:
+        for s in fact.sentences:
+            if s.label == SupportLabel.SUPPORTED and s.quote not in used and s.chunk_id in marker:
+                used.add(s.quote)
+                out.append(DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote))
+    return out
+
+
+class DraftMemo:
+    """Answers drafted by the audit call, for the generator of the same run to pick up.
+
+    Keyed by the question and the exact sources audited, so a draft is only reused for
+    the evidence it was written from. Thread-safe; entries are taken, not copied.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._drafts: dict[tuple[str, tuple[int, ...]], tuple[Verdict, list[DraftSentence], str]] = {}
+
+    @staticmethod
+    def _key(question: str, sources: Sequence[Source]) -> tuple[str, tuple[int, ...]]:
+        return question, tuple(s.chunk_id for s in sources)
+
+    def put(self, question: str, sources: Sequence[Source], verdict: Verdict, sentences: list[DraftSentence],
+            missing_note: str) -> None:
+        with self._lock:
+            if len(self._drafts) > 256:
+                # A long-lived client (a benchmark) must not grow without bound.
+                self._drafts.clear()
+            self._drafts[self._key(question, sources)] = (verdict, sentences, missing_note)
+
+    def take(self, question: str, sources: Sequence[Source]) -> tuple[Verdict, list[DraftSentence], str] | None:
+        with self._lock:
+            return self._drafts.pop(self._key(question, sources), None)
+
+
+def _with_correction(draft: list[DraftSentence], premise: PremiseCheck, sources: Sequence[Source]) -> list[DraftSentence]:
+    """A premise correction first, citing the contradicting sentence (unless the model's
+    first sentence already cites it)."""
+    n = next((i for i, s in enumerate(sources, start=1) if s.chunk_id == premise.chunk_id), 0)
+    if not n:
+        return draft
+    if draft and any(e.text == premise.quote for e in draft[0].evidence):
+        return draft
+    correction = DraftSentence(
+        text=f'The question assumes that {premise.premise.rstrip(".")}, but the paper says: "{premise.quote}"',
+        citations=[n], quote=premise.quote, evidence=[QuoteRef(source=n, text=premise.quote)])
+    return [correction, *draft]
+
+
+def refusal_draft(question: str, sources: Sequence[Source], audit: AuditResult) -> Draft:
+    """A refusal that says what was searched, the closest evidence and why it fell short."""
+    queries = list(dict.fromkeys(s.query for s in sources if s.query)) or [question]
+    sentences = [DraftSentence(text="The collection does not hold enough evidence to answer this question.")]
+    sentences.append(DraftSentence(text="Searched for: " + "; ".join(f'"{q}"' for q in queries[:6]) + "."))
+    closest = next((s for f in audit.facts for s in f.sentences if s.verified), None)
+    if closest is not None:
+        n = next(i for i, s in enumerate(sources, start=1) if s.chunk_id == closest.chunk_id)
+        sentences.append(DraftSentence(text=f'The closest evidence found: "{closest.quote}"', citations=[n],
+                                       quote=closest.quote))
+    why = audit.reason or "no retrieved passage supports the facts the question needs"
+    missing = "; ".join(audit.missing)
+    sentences.append(DraftSentence(text=f"Why it is not enough: {why}" + (f" Missing: {missing}." if missing else "")))
+    return Draft(outcome=Outcome.REFUSAL, sentences=sentences, missing_note=missing)

@@ -1,0 +1,155 @@
+"""Finding a quote in a chunk, and whether a quote is answer-eligible evidence (agent.verify)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+
+_MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+# An answer-eligible quote has at least this many words of prose ...
+MIN_QUOTE_WORDS = 6
+# ... or is a short complete sentence: at least this many words, a capital first letter, a
+# full stop, a function word and a word in lower case that is not one ("We used
+# warmup_steps = 4000.", "The default is MEAN."). Headings, labels and cut-off pieces miss one.
+MIN_SHORT_SENTENCE_WORDS = 3
+
+
+# ---------------------------------------------------------------------------
+# Finding quotes
+# ---------------------------------------------------------------------------
+
+
+def _normalise_with_map(text: str) -> tuple[str, list[int]]:
+    """Lower-cased text with whitespace runs collapsed, and each output char's input offset."""
+    out: list[str] = []
+    offsets: list[int] = []
+    prev_space = True
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if not prev_space:
+                out.append(" ")
+                offsets.append(i)
+            prev_space = True
+            continue
+        out.append(ch.lower())
+        offsets.append(i)
+        prev_space = False
+    if out and out[-1] == " ":
+        out.pop()
+        offsets.pop()
+    return "".join(out), offsets
+
+
+def normalise(text: str) -> str:
+    return _normalise_with_map(text)[0]
+
+
+# A hyphen at a line break ("perfor- mance" once whitespace is collapsed).
+_BREAK_HYPHEN = re.compile(r"(?<=[a-z])- (?=[a-z])")
+
+
+def _searchable_forms(text: str) -> Iterator[tuple[str, list[int]]]:
+    """The normalised text with its offset map, then (lazily: only a miss needs it) the same
+    without line-break hyphens."""
+    hay, offsets = _normalise_with_map(text)
+    yield hay, offsets
+    keep = [True] * len(hay)
+    for match in _BREAK_HYPHEN.finditer(hay):
+        keep[match.start()] = keep[match.start() + 1] = False
+    yield "".join(c for c, k in zip(hay, keep) if k), [o for o, k in zip(offsets, keep) if k]
+
+
+def quote_span(quote: str, text: str, hint: int = -1) -> tuple[int, int] | None:
+    """Where `quote` sits in `text` as (start, end) offsets into `text`, or None: the one quote
+    locator of the portal (the citation panel's highlight, the API's quote_start/quote_end).
+
+    Compared as find_quote compares: case- and whitespace-insensitively, a line-break hyphen
+    tolerated. `hint` is an offset recorded earlier (Citation.quote_start): the occurrence
+    that starts there wins, so a quote that occurs twice marks the one that was audited,
+    and a stale hint falls back to the first occurrence rather than marking wrong words.
+    """
+    q = normalise(quote)
+    if not q:
+        return None
+    for hay, offsets in _searchable_forms(text):
+        at = bisect.bisect_left(offsets, hint) if hint >= 0 else len(hay)
+        pos = at if at < len(hay) and offsets[at] == hint and hay.startswith(q, at) else hay.find(q)
+        if pos >= 0:
+            return offsets[pos], offsets[pos + len(q) - 1] + 1
+    return None
+
+
+def find_quote(quote: str, text: str) -> int:
+    """Offset of `quote` in `text` (case/whitespace-insensitive), or -1 if it is not there."""
+    span = quote_span(quote, text)
+    return span[0] if span else -1
+
+
+_PROMPT_TAG = re.compile(r"</?(?:document|documents|evidence|question)\b[^>]*>", re.IGNORECASE)
+
+
+def clean_quote(quote: str) -> str:
+    """A model's quote without the prompt's own markup (small models copy the opening
+    `<document id="3" title=...>` tag along with the sentence) or wrapping quotation marks."""
+    text = _PROMPT_TAG.sub(" ", quote)
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) > 2 and text[0] in "\"'“" and text[-1] in "\"'”":
+        text = text[1:-1].strip()
+    return text
+
+
+def strip_markers(text: str) -> tuple[str, list[int]]:
+    """Split an LLM sentence "... [1][3]" into its text and its markers."""
+    markers: list[int] = []
+    for group in _MARKER.findall(text):
+        markers.extend(int(n) for n in group.split(","))
+    clean = _MARKER.sub("", text)
+    return re.sub(r"\s+([.,;:])", r"\1", re.sub(r"\s+", " ", clean)).strip(), markers
+
+
+def neutralise_markers(text: str) -> str:
+    """Chunk text may contain "[12]" reference markers; never let them read as citations."""
+    return _MARKER.sub(lambda m: "(ref. " + m.group(1) + ")", text)
+
+
+# ---------------------------------------------------------------------------
+# Answer-eligible evidence
+# ---------------------------------------------------------------------------
+
+_SECTION_NUMBER = re.compile(r"^\s*(?:[A-Z]|\d+)(?:\.\d+)*\.?\s+(?=[A-Z])")
+_CAPTION_LABEL = re.compile(r"^\s*(?:fig(?:ure)?|table|tab|algorithm|listing|eq(?:uation)?)\.?\s*\d+[a-z]?\s*[:.]?",
+                            re.IGNORECASE)
+_FUNCTION_WORDS = frozenset([
+    "the", "a", "an", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "and", "or", "but",
+    "is", "are", "was", "were", "be", "been", "has", "have", "had", "we", "our", "it", "its", "this", "that",
+    "these", "those", "which", "than", "not", "no", "can", "into", "each", "all", "both",
+])
+_WORDISH = re.compile(r"[A-Za-z][A-Za-z\-']+")
+
+
+def eligibility(quote: str) -> str:
+    """"" when the quote is answer-eligible evidence, else why not (heading, caption
+    label, fragment, table residue, question)."""
+    text = quote.strip()
+    tokens = text.split()
+    wordy = [t for t in tokens if _WORDISH.search(t) and sum(c.isalpha() for c in t) >= 2]
+    if _CAPTION_LABEL.match(text) and len(tokens) <= 8:
+        return "a caption label"
+    if _SECTION_NUMBER.match(text) and len(tokens) <= 8 and not re.search(r"[.!?]$", text):
+        return "a section heading"
+    function_words = sum(1 for t in tokens if t.lower().strip(",.;:()") in _FUNCTION_WORDS)
+    short = len(wordy) < MIN_QUOTE_WORDS
+    # A run-in heading ("Training Data and Batching.") capitalises every word but the small ones.
+    lower_content = any(t[:1].islower() and t.lower().strip(",.;:()") not in _FUNCTION_WORDS for t in wordy)
+    complete = text[:1].isupper() and text.endswith((".", "!")) and function_words >= 1 and lower_content
+    if short and not (complete and len(wordy) >= MIN_SHORT_SENTENCE_WORDS):
+        return "a fragment, not a sentence"
+    if len(wordy) < 0.5 * len(tokens) or function_words < (1 if short else 2):
+        # "big 6 1024 4096 16 0.3 300K 4.33 26.4 213", "(2014) [37] semi-supervised 92.1
+        # Transformer (4 layers)": table rows, whose columns the quote does not name. Prose
+        # has function words; rows and labels have almost none.
+        return "table or figure residue, not prose"
+    if text.endswith("?"):
+        return "a question, which states no fact"
+    return ""

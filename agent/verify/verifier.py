@@ -1,0 +1,111 @@
+"""CitationVerifier: the deterministic verifier every configuration uses (rules: agent.verify)."""
+
+from __future__ import annotations
+
+from agent.local.text import content_terms, coverage, term_set
+from agent.types import Answer, CitationRef, Draft, DraftSentence, Outcome, QuoteRef, Source
+from agent.verify.quotes import clean_quote, eligibility, find_quote, neutralise_markers, normalise
+from agent.verify.supported import SUPPORT_MIN, EmbedFn, support
+
+# Outcomes whose framing sentences (what was searched, which paper is meant) state no fact.
+_UNCITED_OK = (Outcome.REFUSAL, Outcome.CLARIFY)
+
+
+def _best_sentence(text: str, source: Source) -> str:
+    """The chunk sentence that shares most key terms with `text` (a quote-less citation)."""
+    from agent.local.text import split_sentences
+
+    terms = content_terms(text)
+    best, best_cov = "", 0.0
+    for s in split_sentences(source.text):
+        cov = coverage(terms, term_set(s))
+        if cov > best_cov and not eligibility(s):
+            best, best_cov = s, cov
+    return best
+
+
+class CitationVerifier:
+    """The deterministic verifier used by every configuration."""
+
+    def __init__(self, *, embed: EmbedFn | None = None, support_min: float = SUPPORT_MIN) -> None:
+        self._embed = embed
+        self.support_min = support_min
+
+    def _spans(self, sentence: DraftSentence) -> list[QuoteRef]:
+        if sentence.evidence:
+            return [QuoteRef(source=e.source, text=clean_quote(e.text)) for e in sentence.evidence]
+        return [QuoteRef(source=n, text=clean_quote(sentence.quote)) for n in dict.fromkeys(sentence.citations)]
+
+    def verify(self, draft: Draft, sources: list[Source], *, question: str = "") -> Answer:
+        kept: list[DraftSentence] = []
+        citations: list[CitationRef] = []
+        # One citation per (chunk, quote): a reader who clicks [n] sees the very sentence
+        # that backs the claim, even when two claims rest on one chunk.
+        by_span: dict[tuple[int, str], CitationRef] = {}
+        dropped: list[str] = []
+        asserting = draft.outcome not in _UNCITED_OK
+        for sentence in draft.sentences:
+            if not sentence.citations and not sentence.evidence:
+                if draft.outcome in _UNCITED_OK:
+                    kept.append(sentence.model_copy(update={"text": neutralise_markers(sentence.text)}))
+                else:
+                    dropped.append(f"uncited sentence: {sentence.text[:80]}")
+                continue
+            verified: list[tuple[int, Source, str, int]] = []  # (n, source, quote, start)
+            for span in self._spans(sentence):
+                n = span.source
+                if not 1 <= n <= len(sources):
+                    dropped.append(f"marker [{n}] points at no retrieved chunk")
+                    continue
+                source = sources[n - 1]
+                quote = span.text or _best_sentence(sentence.text, source)
+                start = find_quote(quote, source.text) if quote else -1
+                if start < 0:
+                    dropped.append(f"[{n}] does not support: {sentence.text[:80]} (quote not in the chunk)")
+                    continue
+                why = eligibility(quote)
+                if why:
+                    dropped.append(f"[{n}] does not support: {sentence.text[:80]} (its quote is {why})")
+                    continue
+                verified.append((n, source, quote, start))
+            if verified and asserting:
+                cited = {id(s): s for _, s, _, _ in verified}.values()
+                result = support(
+                    sentence.text, [q for _, _, q, _ in verified],
+                    context=" ".join(f"{s.document_title} {s.section}" for s in cited),
+                    question=question, chunk=" ".join(s.text for s in cited),
+                    allow_question_numbers=draft.outcome == Outcome.FALSE_PREMISE,
+                    embed=self._embed, support_min=self.support_min,
+                )
+                if not result.ok:
+                    dropped.append(f"unsupported: {sentence.text[:80]} ({result.reason})")
+                    verified = []
+            new_markers: list[int] = []
+            for _n, source, quote, start in verified:
+                key = (source.chunk_id, normalise(quote))
+                ref = by_span.get(key)
+                if ref is None:
+                    ref = CitationRef(marker=len(citations) + 1, chunk_id=source.chunk_id,
+                                      quote=quote, quote_start=start, verified=True)
+                    by_span[key] = ref
+                    citations.append(ref)
+                if ref.marker not in new_markers:
+                    new_markers.append(ref.marker)
+            if new_markers:
+                kept.append(DraftSentence(
+                    text=neutralise_markers(sentence.text), citations=new_markers, quote=verified[0][2],
+                ))
+            elif draft.outcome in _UNCITED_OK:
+                kept.append(DraftSentence(text=neutralise_markers(sentence.text)))
+            else:
+                dropped.append(f"sentence without a supporting citation: {sentence.text[:80]}")
+        outcome = draft.outcome
+        if outcome not in _UNCITED_OK and not any(s.citations for s in kept):
+            # Nothing cited survived: an answer without evidence is not an answer.
+            outcome = Outcome.REFUSAL
+            kept = [DraftSentence(text="No sentence of the draft answer was supported by the retrieved passages.")]
+            citations = []
+        return Answer(
+            outcome=outcome, sentences=kept, citations=citations,
+            missing_note=draft.missing_note, suggestions=draft.suggestions, dropped=dropped,
+        )

@@ -1,0 +1,166 @@
+"""How often the verifier's structural checks drop a CORRECT sentence (the false-drop rate).
+
+    .venv/bin/python bench/verifier_false_drops.py [--split calibration|test|all] [--scifact N]
+
+Correct sentence/quote pairs:
+- devbench: each sentence of a question's reference answer, quoting every gold evidence span of
+  the question (the whole sentence of the page that holds the span: what a model citing the
+  gold evidence would cite), with the question, the page as the cited chunk and the paper's
+  title as context. The split is agent/local/calibration.py's (calibration by default).
+- devbench, copied: each of those gold sentences as the answer sentence, quoting itself (what
+  the extractive local backend writes);
+- SciFact: each SUPPORT claim against its rationale sentences, the abstract as chunk and its
+  title as context (no question: the subject check needs one).
+
+Only the checks that need no embedding are measured, one by one, as agent.verify.support runs
+them: numbers, number/name pairing, names, and the subject check. "before" is the verifier
+before the pairing and subject checks (names accepted from the question when the chunk
+mentions them); "after" is agent.verify.support with its support score disabled. A drop on
+these pairs is a false drop, though the reference answers sometimes state more than their
+gold spans (a drop by the number check is then deserved): each dropped sentence is printed
+with its reason so a reader can tell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DATA = ROOT.parent / "shared" / "data"
+
+
+def _clean(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    return re.sub(r"(?<=[a-z])-\s+(?=[a-z])", "", re.sub(r"\s+", " ", text)).strip()
+
+
+def _no_embedding(texts):
+    return np.ones((len(texts), 2)) / np.sqrt(2)
+
+
+def devbench_pairs(split: str) -> list[dict]:
+    import csv
+
+    from pypdf import PdfReader
+
+    from agent.local.calibration import devbench_splits
+    from agent.local.text import split_sentences
+    from agent.verify import find_quote
+
+    questions = json.loads((DATA / "devbench" / "questions.json").read_text())
+    splits = devbench_splits(q["question_id"] for q in questions)
+    titles = {r["file"].removesuffix(".pdf"): r["title"] for r in csv.DictReader((DATA / "papers" / "MANIFEST.csv").open())}
+    pages: dict[tuple[str, int], str] = {}
+    pairs = []
+    for q in questions:
+        if split != "all" and splits[q["question_id"]] != split:
+            continue
+        if not q["answerable"] or not q.get("reference_answer") or not q.get("required_evidence_spans"):
+            continue
+        quotes, chunk, title = [], [], ""
+        for span in q["required_evidence_spans"]:
+            for ref in q["expected_pages"]:
+                key = (ref["doc_id"], ref["page"])
+                if key not in pages:
+                    reader = PdfReader(str(DATA / "papers" / f"{ref['doc_id']}.pdf"))
+                    pages[key] = _clean(reader.pages[ref["page"] - 1].extract_text() or "")
+                text = pages[key]
+                if find_quote(_clean(span), text) < 0:
+                    continue
+                sentence = next((s for s in split_sentences(text) if find_quote(_clean(span), s) >= 0), _clean(span))
+                quotes.append(sentence)
+                chunk.append(text)
+                title = titles.get(ref["doc_id"], "")
+                break
+        if not quotes:
+            continue
+        for sentence in split_sentences(_clean(q["reference_answer"])):
+            pairs.append({"id": q["question_id"], "question": q["question"], "sentence": sentence,
+                          "quotes": list(dict.fromkeys(quotes)), "chunk": " ".join(dict.fromkeys(chunk)),
+                          "context": title})
+    return pairs
+
+
+def scifact_pairs(limit: int) -> list[dict]:
+    claims = [json.loads(line) for line in (DATA / "scifact" / "claims_train_labeled.jsonl").open()]
+    claims = [c for c in claims if c["label"] == "SUPPORT" and c["cited_doc_ids"]][: limit or None]
+    needed = {c["cited_doc_ids"][0] for c in claims}
+    corpus = {}
+    for line in (DATA / "scifact" / "corpus_sentences.jsonl").open():
+        row = json.loads(line)
+        if row["doc_id"] in needed:
+            corpus[row["doc_id"]] = row
+    pairs = []
+    for c in claims:
+        doc = corpus.get(c["cited_doc_ids"][0])
+        ev = (c["evidence"].get(str(doc["doc_id"])) or []) if doc else []
+        idx = sorted({i for e in ev for i in e["sentences"]})
+        if not idx:
+            continue
+        pairs.append({"id": c["id"], "question": "", "sentence": c["claim"],
+                      "quotes": [doc["sentences"][i] for i in idx], "chunk": " ".join(doc["sentences"]),
+                      "context": doc["title"]})
+    return pairs
+
+
+def _before(p: dict) -> str:
+    """The structural checks as they were before the pairing and subject checks."""
+    from agent.verify import missing_names, missing_numbers
+
+    evidence = " ".join(p["quotes"])
+    if missing_numbers(p["sentence"], evidence):
+        return "numbers"
+    # evidence="we": the question's names counted whenever the chunk mentioned them.
+    if missing_names(p["sentence"], f"{evidence} {p['context']}", question=p["question"], chunk=p["chunk"],
+                     evidence="we"):
+        return "names"
+    return ""
+
+
+def _after(p: dict) -> str:
+    from agent.verify import support
+
+    result = support(p["sentence"], p["quotes"], context=p["context"], question=p["question"], chunk=p["chunk"],
+                     embed=_no_embedding, support_min=-1.0)
+    return "" if result.ok else result.reason
+
+
+def report(name: str, pairs: list[dict], *, show: bool) -> dict:
+    before = [_before(p) for p in pairs]
+    after = [_after(p) for p in pairs]
+    kept_before = [i for i, b in enumerate(before) if not b]
+    newly = [i for i in kept_before if after[i]]
+    out = {"set": name, "pairs": len(pairs), "dropped_before": len(pairs) - len(kept_before),
+           "dropped_after": sum(1 for a in after if a), "newly_dropped": len(newly),
+           "false_drop_rate_of_new_checks": round(len(newly) / len(kept_before), 4) if kept_before else None}
+    print(json.dumps(out))
+    if show:
+        for i in newly:
+            print(f"  NEW DROP {pairs[i]['id']}: {pairs[i]['sentence'][:110]!r} -> {after[i]}")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", default="calibration", choices=["calibration", "test", "all"])
+    parser.add_argument("--scifact", type=int, default=0, help="SUPPORT claims to use (0: all)")
+    parser.add_argument("--quiet", action="store_true", help="do not print each newly dropped sentence")
+    args = parser.parse_args()
+    pairs = devbench_pairs(args.split)
+    report(f"devbench {args.split}", pairs, show=not args.quiet)
+    # An extractive answer (the local backend's): each gold sentence copied, quoting itself.
+    copied = {(p["id"], q): {**p, "sentence": q, "quotes": [q]} for p in pairs for q in p["quotes"]}
+    report(f"devbench {args.split}, gold sentences copied", list(copied.values()), show=not args.quiet)
+    report("scifact SUPPORT", scifact_pairs(args.scifact), show=not args.quiet)
+
+
+if __name__ == "__main__":
+    main()
