@@ -104,3 +104,37 @@ def offers(need: Need, question: str, sentence: str, *, context: str = "") -> fl
     if need.kind == "definition":
         return 1.0 if _DEFINES.search(sentence) else 0.5
     return 1.0
+
+
+_AFFIRM_MIN = 0.75  # share of the proposition's content terms a sentence must state to affirm it
+
+
+def polarity(question: str, sentence: str, *, context: str = "") -> str:
+    """"yes" when the sentence states the yes/no question's proposition (its names and at
+    least three quarters of its content terms, no contradiction cue), "no" when it states
+    the same thing and disagrees (agent.local.contradiction's cues: negation, an alternative
+    instead, another number, an opposite), "" when it does neither clearly: then an answer
+    must not start with Yes or No."""
+    from agent.local.contradiction import alternatives, contradiction_cue, negated_stems
+    from agent.local.text import anchor_coverage, anchor_terms, content_terms, coverage
+
+    proposition = re.sub(rf"^\s*{_AUX}\s+", "", question.strip().rstrip("?"), flags=re.IGNORECASE)
+    terms = content_terms(proposition)
+    if not terms:
+        return ""
+    bag = term_set(sentence) | term_set(context)
+    names = [a for a in anchor_terms(proposition) if not any(c.isdigit() for c in a)]
+    if names and anchor_coverage(names, bag) < 1.0:
+        return ""
+    # The sentence negates a term the question asserts ("BERT does not use a decoder"), or
+    # disagrees by one of the contradiction cues.
+    asserted = set(terms) - negated_stems(proposition)
+    # An alternative chosen instead of what the question asserts ("a convolutional encoder
+    # instead of a recurrent one"): the part set aside that the two do not share.
+    set_aside = any((rejected - chosen) & asserted for chosen, rejected in alternatives(sentence))
+    cue = set_aside or bool(negated_stems(sentence) & asserted - set(names)) or bool(
+        contradiction_cue(proposition, sentence, context=context))
+    if cue:
+        # A denial need only share the proposition's subject and part of its relation.
+        return "no" if coverage(terms, bag) >= 0.5 else ""
+    return "yes" if coverage(terms, bag) >= _AFFIRM_MIN else ""

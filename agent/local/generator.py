@@ -20,8 +20,7 @@ import re
 
 import numpy as np
 
-from agent.local.answer_type import need_of
-from agent.local.contradiction import contradiction_cue
+from agent.local.answer_type import need_of, polarity
 from agent.local.eligibility import eligible, is_injection, is_label
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.text import split_sentences, term_set
@@ -41,7 +40,6 @@ MAX_ANSWER_SENTENCES = 3
 # A second sentence for a fact must score within this of its best one, or it is padding.
 _SECOND_SENTENCE_MARGIN = 0.08
 _USABLE = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
-_AUX = r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|should)"
 
 
 class ExtractiveGenerator:
@@ -136,14 +134,16 @@ def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int])
     chosen.sort(key=lambda item: (item[0], first_of_chunk[(item[0], item[2].chunk_id)], item[2].quote_start))
     out = [DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote) for _, _, s in chosen]
     if out and need_of(question).kind == "yesno":
-        out[0] = out[0].model_copy(update={"text": f"{_yes_or_no(question, out[0].quote)}: {out[0].text}"})
+        # The best-ranked sentence that clearly affirms or denies decides, and goes first so
+        # the Yes or No reads as its conclusion; when none does, the answer quotes without a
+        # Yes or No it could not back.
+        ranked = sorted(range(len(chosen)), key=lambda n: (chosen[n][1], chosen[n][0]))
+        decided = next(((n, a) for n, a in ((n, polarity(question, chosen[n][2].quote)) for n in ranked) if a), None)
+        if decided is not None:
+            n, answer = decided
+            first = out.pop(n)
+            out.insert(0, first.model_copy(update={"text": f"{answer.capitalize()}: {first.text}"}))
     return out
-
-
-def _yes_or_no(question: str, sentence: str) -> str:
-    """ "No" when the best sentence disagrees with the question's proposition, else "Yes"."""
-    proposition = re.sub(rf"^\s*{_AUX}\s+", "", question.strip().rstrip("?"), flags=re.IGNORECASE)
-    return "No" if contradiction_cue(proposition, sentence) else "Yes"
 
 
 _TOPICS = {"results": "the main results", "result": "the main result", "findings": "the main findings",

@@ -62,6 +62,34 @@ def test_a_yes_no_question_gets_yes_or_no_first(ask):
     assert answer.sentences[0].text.startswith("Yes: ")
 
 
+def test_a_yes_no_answer_without_a_clear_yes_or_no_quotes_without_one(ask):
+    # On topic, but the sentence neither states nor denies that Quillstone was pretrained on
+    # receipts from several countries: quoted without a Yes it could not back.
+    sources = [make_source(41, "Quillstone is pretrained on scanned receipts and invoices for two weeks on eight "
+                               "GPUs. Its tokenizer keeps currency amounts whole.", title=TITLE)]
+    _, answer = ask("Is Quillstone pretrained on receipts from several countries?", sources)
+    if answer.outcome in (Outcome.ANSWER, Outcome.PARTIAL):
+        assert not answer.sentences[0].text.startswith(("Yes", "No"))
+    _, answer = ask("Is Quillstone pretrained on scanned receipts?", sources)
+    assert answer.sentences[0].text.startswith("Yes: ")
+
+
+@pytest.mark.parametrize(("question", "sentence", "expected"), [
+    ("Does the Lattice use a recurrent encoder?", "The Lattice does not use a recurrent encoder.", "no"),
+    ("Does the Lattice use a recurrent encoder?", "The Lattice uses a convolutional encoder instead of a recurrent "
+                                                   "encoder.", "no"),
+    ("Is the Lattice trained on scanned receipts?", "We train the Lattice on 40,000 scanned receipts.", "yes"),
+    # On topic, but it neither states nor denies the proposition: no Yes or No.
+    ("Does the Lattice use a recurrent encoder?", "The Lattice reaches 91.2% field accuracy.", ""),
+    # Another subject: says nothing about the Lattice.
+    ("Does the Lattice use a recurrent encoder?", "Quillstone uses a recurrent encoder.", ""),
+])
+def test_polarity_is_yes_or_no_only_when_the_sentence_clearly_says_so(question, sentence, expected):
+    from agent.local.answer_type import polarity
+
+    assert polarity(question, sentence) == expected
+
+
 def test_answers_hold_no_headings_or_figure_labels(ask):
     for question in ("Which optimizer is used to train Quillstone?", "What field accuracy does Quillstone reach?"):
         _, answer = ask(question)
