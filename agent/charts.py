@@ -178,7 +178,7 @@ def _marker(shape: str, x: float, y: float, colour: str, tooltip: str) -> str:
 
 
 def report_charts(report) -> dict[str, str]:
-    """The two charts of a benchmark report (an agent.benchmarking.Report): name -> SVG.
+    """The two charts of a benchmark report (an agent.benchmark.Report): name -> SVG.
 
     Accuracy is the human-graded score where any run is graded, else the automatic proxy;
     the chart's series name says which one is shown.

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agent import views
+from agent import views, views_citations
 
 app_name = "agent"
 
@@ -11,9 +11,9 @@ urlpatterns = [
     path("runs/<int:pk>/", views.run_detail, name="run_detail"),
     path("runs/<int:pk>/status/", views.run_status, name="run_status"),
     path("runs/<int:pk>/retry/", views.run_retry, name="run_retry"),
-    path("runs/<int:pk>/citations/<int:marker>/", views.citation_panel, name="citation_panel"),
-    path("runs/<int:pk>/citations/<int:marker>/view/", views.citation_viewer, name="citation_viewer"),
-    path("runs/<int:pk>/citations/<int:marker>/save/", views.citation_save, name="citation_save"),
+    path("runs/<int:pk>/citations/<int:marker>/", views_citations.citation_panel, name="citation_panel"),
+    path("runs/<int:pk>/citations/<int:marker>/view/", views_citations.citation_viewer, name="citation_viewer"),
+    path("runs/<int:pk>/citations/<int:marker>/save/", views_citations.citation_save, name="citation_save"),
     path("status/", views.operations_status, name="operations_status"),
 ]
 

@@ -22,9 +22,6 @@ from agent.configs import config_label, user_choices
 from agent.models import OUTCOME_CHOICES, Run, RunStep
 from agent.presentation import answer_html, removed_sentences, stage_view
 from agent.types import Outcome, RetrieveStep
-
-# agent/urls.py routes the citation pages from here; they live in agent/views_citations.py.
-from agent.views_citations import citation_panel, citation_save, citation_viewer  # noqa: F401
 from knowledge import selectors as knowledge_selectors
 from knowledge.models import Chunk
 

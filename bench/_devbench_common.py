@@ -1,6 +1,6 @@
 """What bench/devbench.py and bench/benchmark_devbench.py share: a private Django in its own
 var dir, the devbench papers ingested into one collection, and the questions imported as
-a benchmark set. The metrics themselves are agent.benchmarking's, never defined here.
+a benchmark set. The metrics themselves are agent.benchmark's, never defined here.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def benchmark_set(collection, user, questions: list[dict], *, name: str = "", de
     Without a name the set is named after a hash of its questions, so an edited
     questions.json becomes a new set instead of silently reusing the old rows.
     """
-    from agent import services_benchmark as sb
+    from agent.benchmark import service as sb
     from agent.models import BenchmarkSet
 
     if declare_splits:

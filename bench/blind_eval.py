@@ -9,7 +9,7 @@ For reporting only: never tune a threshold, prompt or rule on these questions (b
 
 The papers go into a fresh collection through the portal's own pipeline and the questions become
 a benchmark set (bench/_devbench_common.py), each question x configuration an ordinary Run
-answered in-process (agent.services_benchmark), exactly as `manage.py benchmark --in-process`
+answered in-process (agent.benchmark.service), exactly as `manage.py benchmark --in-process`
 does. Writes a JSON with each run's outcome, answer, citations (document, page, quote) and
 latency, and prints per configuration: outcomes per category, answerable questions refused,
 out-of-scope questions answered, false premises corrected (FALSE_PREMISE), clarifications given
@@ -47,7 +47,7 @@ def load_questions(path: Path = QUESTIONS) -> list[dict]:
 
 
 def as_benchmark(questions: list[dict]) -> list[dict]:
-    """The blind questions in the benchmark format agent.benchmarking.parse_benchmark reads."""
+    """The blind questions in the benchmark format agent.benchmark.parse_benchmark reads."""
     out = []
     for q in questions:
         behavior = BEHAVIOR[q["expected_outcome"]]
@@ -64,8 +64,8 @@ def as_benchmark(questions: list[dict]) -> list[dict]:
 
 def overlaps(quote: str, span: str) -> bool:
     """Whether a cited quote and a gold span share a long enough run of text (after
-    agent.benchmarking.normalise, so hyphenation, spacing and ligatures do not matter)."""
-    from agent import benchmarking as bm
+    agent.benchmark.normalise, so hyphenation, spacing and ligatures do not matter)."""
+    from agent import benchmark as bm
 
     a, b = bm.normalise(quote), bm.normalise(span)
     if not a or not b:
@@ -76,7 +76,7 @@ def overlaps(quote: str, span: str) -> bool:
 
 def summarise(config: str, rows: list[dict]) -> dict:
     """The figures the brief asks for, from the per-run rows of one configuration."""
-    from agent import benchmarking as bm
+    from agent import benchmark as bm
 
     def count(pred, among) -> str:
         members = [r for r in rows if among(r)]
@@ -121,8 +121,8 @@ def main() -> None:
 
     var = Path(args.var)
     common.django_setup(var, fresh=not args.keep)
-    from agent import benchmarking as bm
-    from agent import services_benchmark as sb
+    from agent import benchmark as bm
+    from agent.benchmark import service as sb
     from agent.models import Citation, Run
     from agent.services import run_create, run_execute
 

@@ -12,7 +12,7 @@ bench/devbench.py first, or this script ingests them). Three steps:
    sentence of every fact gets agent.local.selection's features (LocalAuditor.rank_sentences
    with the gates of the audit: answer type, anchors).
    A sentence is labelled positive when it holds one of the question's verbatim evidence
-   spans, or a run of at least 40 of its letters and digits (agent.benchmarking.normalise).
+   spans, or a run of at least 40 of its letters and digits (agent.benchmark.normalise).
 2. The logistic model (agent.local.selection.fit_logistic, L2) on those labels, positives
    weighted up to balance the classes. Leave-one-question-out top-1 accuracy on the
    calibration questions is printed against the former hand-weighted ranking.
@@ -45,7 +45,7 @@ _MIN_RUN = 40  # letters and digits a sentence must share with a gold span to ho
 
 
 def holds_span(sentence: str, spans: list[str]) -> bool:
-    from agent.benchmarking import normalise
+    from agent.benchmark import normalise
 
     s = normalise(sentence)
     for span in spans:
@@ -68,7 +68,7 @@ def _old_rank(x: np.ndarray) -> float:
 def _rows(questions, cfg, roles, retriever, auditor, pool: int):
     """Every candidate sentence of every fact of the answerable calibration questions, with
     its features and label; and the gold spans' recall in the loop's retrieval and the pool."""
-    from agent import benchmarking as bm
+    from agent import benchmark as bm
     from agent.loop import AgentLoop
 
     qids, fidx, xs, ys = [], [], [], []
@@ -106,7 +106,7 @@ def main() -> None:
 
     from devbench import _MemoRetriever as MemoRetriever
 
-    from agent import benchmarking as bm
+    from agent import benchmark as bm
     from agent.configs import build_roles, get_config
     from agent.local.auditor import AuditorParams, LocalAuditor
     from agent.local.selection import FEATURES, fit_listwise, fit_logistic

@@ -64,7 +64,7 @@ class GoldFreeRetriever:
         self.inner, self.spans = inner, spans
 
     def retrieve(self, query: str, *, k: int):
-        from agent.benchmarking import spans_covered
+        from agent.benchmark import spans_covered
 
         hits = self.inner.retrieve(query, k=k + 15)
         return [h for h in hits if not spans_covered(self.spans, [h.text])][:k]
@@ -121,7 +121,7 @@ def scifact_rows(auditor, limit: int) -> list[dict]:
 def devbench_rows(auditor, roles, cfg, retriever, questions: list[dict]) -> list[dict]:
     from calibrate_selection import holds_span
 
-    from agent import benchmarking as bm
+    from agent import benchmark as bm
     from agent.loop import AgentLoop
 
     rows = []
@@ -236,7 +236,7 @@ def _loop(cfg_name: str, params, questions: list[dict], retriever, *, retries: i
           retry_depth: int | None = None) -> dict:
     """The whole agentic loop on each question (and each answerable one with its gold chunks
     removed): outcome per question id."""
-    from agent import benchmarking as bm
+    from agent import benchmark as bm
     from agent.configs import build_roles, get_config
     from agent.local.auditor import LocalAuditor
     from agent.loop import AgentLoop
@@ -274,7 +274,7 @@ def _loop_cost(outcomes: dict) -> float:
     holds none (out of scope, or gold removed) costs COST_ANSWER_UNANSWERED, a refusal of an
     answerable question COST_REFUSE_ANSWERED; the unanswerable runs weigh UNANSWERED_PRIOR
     in all, the answerable ones the rest (false premises are left to the premise check)."""
-    from agent import benchmarking as bm
+    from agent import benchmark as bm
 
     unanswerable = [v for k, v in outcomes.items() if v[0] == bm.REFUSE or k.endswith("/no-gold")]
     answerable = [v for k, v in outcomes.items() if v[0] == bm.ANSWER and not k.endswith("/no-gold")]

@@ -12,12 +12,12 @@ id): thresholds are chosen on the "calibration" half only, figures are reported 
 
 Uses its own SQLite database and index under var/bench/ (built once from ../shared/data/papers
 with the real ingestion pipeline, reused afterwards). The questions are imported once as a
-benchmark set and each invocation is a benchmark run of it (agent.services_benchmark), answered
+benchmark set and each invocation is a benchmark run of it (agent.benchmark.service), answered
 in-process one configuration at a time: models are warmed once, and each configuration starts
 with a cold sentence-vector cache.
 
-Every figure is agent.benchmarking's, computed from the same RunRecords as the portal's
-benchmark report (agent.services_benchmark.run_records): the outcome counts are its rates times
+Every figure is agent.benchmark's, computed from the same RunRecords as the portal's
+benchmark report (agent.benchmark.service.run_records): the outcome counts are its rates times
 their denominators; citation precision, evidence recall, p50/p95 and LLM calls are its Metrics.
 Since this script stopped keeping its own scorer (2026-11-29) these definitions changed:
 
@@ -28,7 +28,7 @@ Since this script stopped keeping its own scorer (2026-11-29) these definitions 
 - evidence recall is required spans found / required spans, over all the runs of a
   configuration (not a mean of per-question shares), and a span counts when it is in any chunk
   the run retrieved (every retrieve step, not only the context handed to the generator).
-- a span matches a chunk after agent.benchmarking.normalise (letters and digits only, so
+- a span matches a chunk after agent.benchmark.normalise (letters and digits only, so
   hyphens, spaces and ligatures do not matter) and also when a chunk boundary cuts it
   (span_in_text); before, only lower case, de-hyphenation and collapsed whitespace.
 - p50/p95 interpolate between ranks (numpy's default) instead of picking one run.
@@ -63,8 +63,8 @@ def _count(rate: float | None, n: int) -> int:
 
 
 def _outcomes(config: str, records: list) -> dict:
-    """The outcome counts of the table, read off agent.benchmarking's rates and denominators."""
-    from agent import benchmarking as bm
+    """The outcome counts of the table, read off agent.benchmark's rates and denominators."""
+    from agent import benchmark as bm
 
     m = bm.group_metrics(config, "", records)
     oos = bm.group_metrics(config, bm.REFUSE, [r for r in records if r.question.expected_behavior == bm.REFUSE])
@@ -77,7 +77,7 @@ def _outcomes(config: str, records: list) -> dict:
 
 
 def _row(config: str, records: list) -> dict:
-    from agent import benchmarking as bm
+    from agent import benchmark as bm
 
     m = bm.group_metrics(config, "", records)
     o = _outcomes(config, records)
@@ -96,7 +96,7 @@ def _row(config: str, records: list) -> dict:
 
 
 def _show(record, run) -> str:
-    from agent import benchmarking as bm
+    from agent import benchmark as bm
 
     q = record.question
     good = sum(bm.citation_supports(c, q) for c in record.citations)
@@ -143,7 +143,7 @@ def main() -> None:
     from agent.configs import CONFIG_NAMES
 
     configs = [c for c in args.configs.split(",") if c] or (list(CONFIG_NAMES) if args.size == "full" else SMALL_CONFIGS)
-    from agent import services_benchmark as sb
+    from agent.benchmark import service as sb
     from agent.local import embed as local_embed
     from agent.models import Run
     from agent.services import run_create, run_execute
@@ -196,7 +196,7 @@ def _calibrate(collection, questions: list[dict]) -> None:
     over the calibration half only; prints the best AuditorParams."""
     from dataclasses import replace
 
-    from agent import benchmarking as bm
+    from agent import benchmark as bm
     from agent.configs import build_roles, get_config
     from agent.local.auditor import AuditorParams, LocalAuditor
     from agent.loop import AgentLoop

@@ -7,7 +7,7 @@ SciFact (manage.py eval_retrieval) measures ranking on short abstracts; this mea
 the 25 papers of ../shared/data/papers, chunked by the portal's own ingestion, with the
 devbench questions as queries (the raw question, as the plain pipelines send it; the agent
 adds sub-queries and reformulations on top). For every required evidence span, the best
-rank of a chunk that holds it (agent.benchmarking.span_in_text: the same matching as the
+rank of a chunk that holds it (agent.benchmark.span_in_text: the same matching as the
 benchmark report, so a span cut by a chunk boundary still counts); span recall@k is the
 share of spans held by one of the k chunks a search with k=k returns (so candidate pools and
 the rerank depth are the portal's for that k, as in eval_retrieval), question recall@k the
@@ -33,7 +33,7 @@ MODES = ("bm25", "dense", "rrf", "minmax", "rrf+sentence")
 
 def found(collection, question: dict, mode: str, k: int, chunks: dict[int, str]) -> list[int | None]:
     """Per required span: the best rank (1-based) of a chunk holding it among a k-search's hits."""
-    from agent.benchmarking import normalise, span_in_text
+    from agent.benchmark import normalise, span_in_text
     from knowledge.indexing import index_search
 
     base, _, rerank = mode.partition("+")
@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("--var", default=str(ROOT / "var" / "bench"))
     args = parser.parse_args()
     django_setup(Path(args.var))
-    from agent.benchmarking import normalise
+    from agent.benchmark import normalise
     from knowledge.models import Chunk
 
     _, collection = collection_with_papers(paper_stems())

@@ -13,7 +13,7 @@ hand (ok = a reader accepts it as evidence, else why not). The papers are split 
 "calibration" sentences (calibration half only) and the current knowledge.text.quotable is
 reported on the labelled sentences of the other half.
 
-Runs the real pure pipeline of the tree at --root: knowledge.pdf.extract_pdf, then
+Runs the real pure pipeline of the tree at --root: knowledge.extract.extract_pdf, then
 knowledge.chunking.chunk_pages with the embedding model's tokenizer, then the sentences the
 agent quotes (agent.local.text.split_sentences) of every chunk outside the reference list.
 A sentence is answer-eligible when it has a quotable form: knowledge.text.quotable where the
@@ -172,7 +172,7 @@ def main() -> None:
         return
     from agent.local.text import split_sentences
     from knowledge.chunking import chunk_pages
-    from knowledge.pdf import CleanPage, extract_pdf
+    from knowledge.extract import CleanPage, extract_pdf
 
     code_key = hashlib.sha256((args.root / "knowledge" / "pdf.py").read_bytes()).hexdigest()[:12]
 

@@ -143,7 +143,7 @@ def run_case(path: Path, user, reps: int = 3) -> dict:
     first = services.collection_create(name=f"bench {path.stem}", user=user)
     # The chunk texts are only known after chunking: extract + chunk once outside the clock.
     from knowledge.chunking import chunk_pages
-    from knowledge.pdf import extract_pdf
+    from knowledge.extract import extract_pdf
 
     texts = [c.text for c in chunk_pages(extract_pdf(path).pages)]
     result = _ingest(path, first, user)

@@ -29,7 +29,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
-    from knowledge import pdf
+    from knowledge import extract
     from knowledge.chunking import chunk_pages
     from knowledge.pdf_boxes import chunk_boxes
     from knowledge.text import sentence_spans
@@ -42,8 +42,8 @@ def main() -> None:
     totals = {"pages": 0, "extract": 0.0, "boxes": 0.0, "sentences": 0, "placed": 0, "rects": 0, "bytes": 0}
     for path in papers:
         t = time.perf_counter()
-        extracted = pdf.extract_pdf(path)
-        extract = time.perf_counter() - t
+        extracted = extract.extract_pdf(path)
+        extract_s = time.perf_counter() - t
         specs = chunk_pages(extracted.pages)
         t = time.perf_counter()
         boxes = chunk_boxes(path, specs)
@@ -52,11 +52,11 @@ def main() -> None:
         placed = sum(len(b) for b in boxes)
         rects = sum(len(r) for b in boxes for _, _, r in b)
         size = sum(len(json.dumps(b, separators=(",", ":"))) for b in boxes)
-        ratios.append(took / extract)
-        for key, value in (("pages", extracted.page_count), ("extract", extract), ("boxes", took),
+        ratios.append(took / extract_s)
+        for key, value in (("pages", extracted.page_count), ("extract", extract_s), ("boxes", took),
                            ("sentences", sentences), ("placed", placed), ("rects", rects), ("bytes", size)):
             totals[key] += value
-        rows.append(f"| {path.stem[:44]} | {extracted.page_count} | {extract:.2f} | {took:.2f} | "
+        rows.append(f"| {path.stem[:44]} | {extracted.page_count} | {extract_s:.2f} | {took:.2f} | "
                     f"{placed}/{sentences} ({100 * placed / max(sentences, 1):.1f} %) | {size // 1024} |")
     print("| paper | pages | extract s (pypdf) | boxes s | sentences placed | boxes KB |")
     print("| --- | --- | --- | --- | --- | --- |")

@@ -73,7 +73,7 @@ def _candidates() -> dict[str, Callable[[str], list[str]]]:
 
 
 def _norm(text: str) -> str:
-    from agent.benchmarking import normalise
+    from agent.benchmark import normalise
 
     return normalise(text)
 
@@ -81,7 +81,7 @@ def _norm(text: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.parse_args()
-    from knowledge.pdf import extract_pdf
+    from knowledge.extract import extract_pdf
 
     questions = json.loads((DATA / "devbench" / "questions.json").read_text())
     paragraphs: dict[str, list[str]] = {}

@@ -1,6 +1,6 @@
 """Chunking of cleaned pages into passages that fit the embedding model's window.
 
-Pure domain code, no Django. Input: `CleanPage`s (knowledge.pdf). Output: `ChunkSpec`s.
+Pure domain code, no Django. Input: `CleanPage`s (knowledge.extract). Output: `ChunkSpec`s.
 
 Offsets: the pages of a document are read as one text, joined by `PAGE_JOINER`. A chunk is
 one contiguous slice of that text; `char_start` is its offset into the cleaned text of
@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from knowledge.pdf import CleanPage
+from knowledge.extract import CleanPage
 from knowledge.text import runs_on, sentence_spans
 
 PAGE_JOINER = "\n\n"

@@ -109,24 +109,24 @@ def job_claim(job_id: int) -> IngestJob | None:
 
 
 def _extract(document: Document, progress: _Progress):  # -> list[CleanPage], parser, version, metadata
-    from knowledge import pdf
+    from knowledge import extract
 
     path = file_path(document)
     if not path.exists():
         raise IngestFailure("The stored file is missing; upload it again.")
     if document.media_type == "application/pdf":
-        parser, version = "pypdf", pdf.pdf_parser_version()
+        parser, version = "pypdf", extract.pdf_parser_version()
     else:
-        parser, version = {"text/html": "html", "text/markdown": "markdown"}.get(document.media_type, "text"), pdf.CLEANER_VERSION
+        parser, version = {"text/html": "html", "text/markdown": "markdown"}.get(document.media_type, "text"), extract.CLEANER_VERSION
     # The same file in another collection (or re-ingested) is parsed once.
     cached = ExtractedText.objects.filter(sha256=document.sha256, parser=parser, parser_version=version).first()
     if cached is not None:
-        pages = [pdf.CleanPage.from_json(p) for p in cached.pages]
+        pages = [extract.CleanPage.from_json(p) for p in cached.pages]
         progress(force=True, pages_done=len(pages), pages_total=len(pages))
         return pages, parser, version, cached.metadata
     try:
         if document.media_type == "application/pdf":
-            extracted = pdf.extract_pdf(
+            extracted = extract.extract_pdf(
                 path, max_pages=settings.PDF_MAX_PAGES, max_chars=settings.EXTRACT_MAX_CHARS,
                 max_stream_bytes=settings.PDF_MAX_STREAM_BYTES,
                 on_page=lambda done, total: progress(pages_done=done, pages_total=total),
@@ -134,8 +134,8 @@ def _extract(document: Document, progress: _Progress):  # -> list[CleanPage], pa
         else:
             raw = path.read_bytes()
             text = raw.decode("utf-8-sig", errors="replace")
-            extracted = pdf.extract_text(text, media_type=document.media_type, max_chars=settings.EXTRACT_MAX_CHARS)
-    except pdf.ExtractError as exc:
+            extracted = extract.extract_text(text, media_type=document.media_type, max_chars=settings.EXTRACT_MAX_CHARS)
+    except extract.ExtractError as exc:
         raise IngestFailure(exc.message) from exc
     ExtractedText.objects.get_or_create(
         sha256=document.sha256, parser=extracted.parser, parser_version=extracted.parser_version,

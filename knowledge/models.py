@@ -123,7 +123,7 @@ class Chunk(models.Model):
     section_title = models.CharField(max_length=300, blank=True)
     page_start = models.PositiveIntegerField()
     page_end = models.PositiveIntegerField()
-    # Offsets into the cleaned text of page_start (see knowledge.pdf.CleanPage).
+    # Offsets into the cleaned text of page_start (see knowledge.extract.CleanPage).
     char_start = models.PositiveIntegerField()
     char_end = models.PositiveIntegerField()
     token_count = models.PositiveIntegerField()
@@ -168,7 +168,7 @@ class ExtractedText(models.Model):
     parser = models.CharField(max_length=100)
     parser_version = models.CharField(max_length=50)
     pages = models.JSONField()  # list of {"number", "text", "sections": [...]}
-    # What the raw text said before cleaning (knowledge.pdf.Extracted.metadata).
+    # What the raw text said before cleaning (knowledge.extract.Extracted.metadata).
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,6 +1,6 @@
 """Where each sentence of a chunk sits on its PDF page: a few line rectangles, for the viewer.
 
-The chunk text comes from pypdf and the cleaner (knowledge.pdf); the boxes come from pdfium
+The chunk text comes from pypdf and the cleaner (knowledge.extract); the boxes come from pdfium
 (pypdfium2), which knows each character's position. The two texts differ (headers dropped,
 hyphenation joined, ligatures, spaces), so they are compared by `match_key` (letters and
 digits only, case-folded): each page's characters are folded into one key string that

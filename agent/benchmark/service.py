@@ -227,7 +227,7 @@ def _retrieved_ids(run: Run, steps: list[RunStep]) -> list[int]:
 
 
 def run_records(*, runs: QuerySet[Run], config_key: Callable[[Run], str] | None = None) -> list[bm.RunRecord]:
-    """Finished benchmark runs as plain records for agent.benchmarking (queued/running ones are left out)."""
+    """Finished benchmark runs as plain records for agent.benchmark.metrics (queued/running ones are left out)."""
     runs = runs.filter(status__in=Run.FINAL, benchmark_question__isnull=False).select_related("benchmark_question")
     run_list = list(runs)
     ids = [r.pk for r in run_list]

@@ -2,7 +2,7 @@
 
 The loop calls `WebEvidence.gather(queries, k=...)` with the planner's sub-queries once
 the collection has fallen short and the route allows the web (agent.loop). Each page goes
-through the same text path as an uploaded HTML file (knowledge.pdf.extract_text, then
+through the same text path as an uploaded HTML file (knowledge.extract.extract_text, then
 knowledge.chunking), and its passages are ranked per sub-query by BM25 and, when an
 embedder is given, dense cosine, fused by RRF, exactly the retrievers of a collection;
 vectors live only for this run (nothing is written to the index or the embedding cache).
@@ -63,13 +63,13 @@ def page_title(page: FetchedPage, fallback: str) -> str:
 
 def page_passages(page: FetchedPage) -> list[str]:
     """The page's passages, by the text path of an uploaded file of the same type."""
-    from knowledge import pdf
+    from knowledge import extract
     from knowledge.chunking import chunk_pages
 
     media_type = "text/plain" if page.content_type == "text/plain" else "text/html"
     try:
-        extracted = pdf.extract_text(page.text(), media_type=media_type, max_chars=2_000_000)
-    except pdf.ExtractError:
+        extracted = extract.extract_text(page.text(), media_type=media_type, max_chars=2_000_000)
+    except extract.ExtractError:
         return []
     return [c.text for c in chunk_pages(extracted.pages) if c.text.strip() and not c.is_reference]
 

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from agent import services_benchmark as sb
+from agent.benchmark import service as sb
 from knowledge.models import Collection, Membership, Role
 
 
