@@ -24,6 +24,15 @@ Held out, before (the surface cues alone) and after (the classifier):
   one of their gold rationale sentences is;
 - claim level: every sentence of the cited abstracts, NEI claims included.
 
+With --synthetic N, pairs synthesised from N SciFact corpus abstracts that no labelled claim
+cites (agent.local.entailment.synthetic_pairs: a clause against its sentence is SUPPORT,
+the clause with one name/number/noun swapped for a rival from the same abstract is
+CONTRADICT, the clause against the closest sentence of another abstract is NEUTRAL) join
+every training fold and the final fit, weighing SYNTH_WEIGHTS times the real pairs' total
+weight: the largest weight whose out-of-fold log loss on the real calibration pairs is
+within SYNTH_LOSS_SLACK of none's is kept. Half of the N abstracts are kept apart to report
+how well the fit tells swapped from faithful clauses on abstracts it never saw.
+
 Prints JSON; with --write, rewrites the fitted fields in agent/local/premise_params.py.
 """
 
@@ -47,6 +56,8 @@ CACHE = ROOT / "var" / "premise_scifact_vecs.npz"
 # classifier may flag at most this share of the non-CONTRADICT calibration claims beyond
 # what the surface cues already flag.
 FALSE_ALARM_BUDGET = 0.02
+SYNTH_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
+SYNTH_LOSS_SLACK = 0.01  # relative
 
 
 def load(limit: int):
@@ -60,6 +71,37 @@ def load(limit: int):
         if row["doc_id"] in needed:
             corpus[row["doc_id"]] = (row["title"], row["sentences"])
     return claims, corpus
+
+
+def load_synthetic(n: int, claims_file: Path = DATA / "claims_train_labeled.jsonl"):
+    """N abstracts of the corpus that no labelled claim cites (so neither a calibration nor
+    a held-out claim sees them), in corpus order, as {doc: (title, sentences)}."""
+    cited = {d for line in claims_file.open() for d in json.loads(line)["cited_doc_ids"]}
+    out = {}
+    for line in (DATA / "corpus_sentences.jsonl").open():
+        row = json.loads(line)
+        if row["doc_id"] not in cited and len(row["sentences"]) >= 4:
+            out[row["doc_id"]] = (row["title"], row["sentences"])
+            if len(out) >= n:
+                break
+    return out
+
+
+def synthetic_rows(pairs, abstracts, vecs):
+    """Feature rows and labels of synthetic pairs, the evidence read in its abstract as the
+    auditor reads a candidate (the sentence before and the title as context, the abstract's
+    listed siblings)."""
+    from agent.local.contradiction import siblings
+    from agent.local.entailment import CLASSES, design
+
+    sib = {d: siblings(sents) for d, (_, sents) in abstracts.items()}
+    rows = []
+    for p in pairs:
+        title, sents = abstracts[p.doc]
+        context = f"{sents[p.index - 1] if p.index else ''} {title}"
+        rows.append(design(p.premise, vecs[p.premise], [p.evidence], vecs[p.evidence][None, :],
+                           contexts=[context], sibling_map=sib[p.doc]))
+    return np.vstack(rows), np.array([CLASSES.index(p.label) for p in pairs])
 
 
 def vectors(texts: list[str]) -> dict[str, np.ndarray]:
@@ -131,8 +173,31 @@ def class_weights(y: np.ndarray) -> np.ndarray:
     return (len(y) / (3 * np.maximum(counts, 1)))[y]
 
 
-def out_of_fold(x, y, groups, l2, folds=5):
-    from agent.local.entailment import fit_softmax, probabilities
+def training_weights(y: np.ndarray, y_extra: np.ndarray | None, share: float) -> np.ndarray:
+    """Class-balanced weights of the real rows, then of the extra (synthetic) rows scaled so
+    that they weigh `share` times the real rows in total."""
+    w = class_weights(y)
+    if y_extra is None or not len(y_extra):
+        return w
+    return np.concatenate([w, class_weights(y_extra) * share * len(y) / len(y_extra)])
+
+
+def fit(x, y, l2, extra=None, share=0.0):
+    """Standardise and fit on the real rows plus (x_extra, y_extra) weighing `share`."""
+    from agent.local.entailment import fit_softmax
+
+    if extra is not None and share > 0:
+        xa, ya = np.vstack([x, extra[0]]), np.concatenate([y, extra[1]])
+        weights = training_weights(y, extra[1], share)
+    else:
+        xa, ya, weights = x, y, class_weights(y)
+    mean, scale = standardise(xa)
+    w, b = fit_softmax((xa - mean) / scale, ya, l2=l2, sample_weight=weights)
+    return w, b, mean, scale
+
+
+def out_of_fold(x, y, groups, l2, folds=5, extra=None, share=0.0):
+    from agent.local.entailment import probabilities
 
     ids = np.unique(groups)
     fold_of = {g: i % folds for i, g in enumerate(ids)}
@@ -140,8 +205,7 @@ def out_of_fold(x, y, groups, l2, folds=5):
     p = np.zeros((len(y), 3))
     for k in range(folds):
         train, test = fold != k, fold == k
-        mean, scale = standardise(x[train])
-        w, b = fit_softmax((x[train] - mean) / scale, y[train], l2=l2, sample_weight=class_weights(y[train]))
+        w, b, mean, scale = fit(x[train], y[train], l2, extra, share)
         p[test] = probabilities(x[test], w, b, mean=mean, scale=scale)
     return p
 
@@ -181,11 +245,15 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="use only the first N claims (CI size)")
     parser.add_argument("--embedding", action="store_true",
                         help="also fit with the embedding block |u-v|, u*v (slow; held out it did not help)")
+    parser.add_argument("--synthetic", type=int, default=0,
+                        help="add pairs synthesised from this many uncited corpus abstracts (half to fit, half to report)")
+    parser.add_argument("--synthetic-share", type=float, default=None,
+                        help="force the synthetic pairs' weight (a diagnostic; default: chosen as described above)")
     parser.add_argument("--write", action="store_true", help="write the fitted parameters to the package")
     args = parser.parse_args()
     from agent.local.auditor import AuditorParams
     from agent.local.calibration import CALIBRATION, scifact_split
-    from agent.local.entailment import CLASSES, fit_softmax, probabilities
+    from agent.local.entailment import CLASSES, probabilities
 
     t0 = time.perf_counter()
     claims, corpus = load(args.limit)
@@ -196,6 +264,23 @@ def main() -> None:
     results = {}
     fitted = {}
     scalar, block, y, groups, rel, cues, gold = build(claims, corpus, vecs)
+    extra = extra_test = None
+    if args.synthetic:
+        from agent.local.entailment import synthetic_pairs
+
+        abstracts = load_synthetic(args.synthetic)
+        docs = sorted(abstracts)
+        fit_docs = set(docs[::2])  # the odd ones are kept to report
+        pairs = synthetic_pairs({d: sents for d, (_, sents) in abstracts.items()})
+        vecs.update(vectors([t for p in pairs for t in (p.premise, p.evidence)]))
+        xs, ys = synthetic_rows(pairs, abstracts, vecs)
+        # A NEUTRAL pair's evidence comes from another abstract: split by the premise's.
+        own = np.array([p.doc if p.label != "NEUTRAL" else next(
+            q.doc for q in pairs if q.premise == p.premise and q.label == "SUPPORT") for p in pairs])
+        in_fit = np.array([d in fit_docs for d in own])
+        extra, extra_test = (xs[in_fit], ys[in_fit]), (xs[~in_fit], ys[~in_fit])
+        results["synthetic_pairs"] = {"fit": dict(Counter(CLASSES[v] for v in ys[in_fit])),
+                                      "report": dict(Counter(CLASSES[v] for v in ys[~in_fit]))}
     for embedding in (False, True) if args.embedding else (False,):
         x = np.hstack([scalar, block]) if embedding else scalar
         calib = np.array([scifact_split(int(g)) == CALIBRATION for g in groups])
@@ -208,6 +293,21 @@ def main() -> None:
             oof[l2] = out_of_fold(xc, yc, gc, l2)
             losses[l2] = log_loss(oof[l2], yc, class_weights(yc))
         l2 = min(grid, key=lambda v: losses[v])
+        share = 0.0
+        if extra is not None and not embedding:
+            shares = {}
+            for sh in SYNTH_WEIGHTS:
+                p_sh = oof[l2] if sh == 0 else out_of_fold(xc, yc, gc, l2, extra=extra, share=sh)
+                shares[sh] = (log_loss(p_sh, yc, class_weights(yc)), p_sh)
+            share = max(sh for sh in SYNTH_WEIGHTS if shares[sh][0] <= (1 + SYNTH_LOSS_SLACK) * shares[0.0][0])
+            if args.synthetic_share is not None:
+                share = args.synthetic_share
+                if share not in shares:
+                    p_sh = out_of_fold(xc, yc, gc, l2, extra=extra, share=share)
+                    shares[share] = (log_loss(p_sh, yc, class_weights(yc)), p_sh)
+            oof[l2] = shares[share][1]
+            results["synthetic_share"] = {"chosen": share, "real_oof_log_loss": {
+                str(k): round(v[0], 4) for k, v in shares.items()}}
         # The threshold, on out-of-fold probabilities of the calibration claims.
         p_oof = oof[l2][:, CLASSES.index("CONTRADICT")]
         gate = rel[calib] >= relevance_min
@@ -223,8 +323,7 @@ def main() -> None:
         cue_alarms = claim_level(p_oof, cues[calib], gate, gc, 2.0)["others_flagged"]
         t_best = min((t for t in thresholds if claim_level(p_oof, cues[calib], gate, gc, t)["others_flagged"]
                       - cue_alarms <= FALSE_ALARM_BUDGET * others), default=thresholds[-1])
-        mean, scale = standardise(xc)
-        w, b = fit_softmax((xc - mean) / scale, yc, l2=l2, sample_weight=class_weights(yc))
+        w, b, mean, scale = fit(xc, yc, l2, extra, share)
         p_held = probabilities(x[held], w, b, mean=mean, scale=scale)[:, CLASSES.index("CONTRADICT")]
         gh = groups[held]
         gate_h = rel[held] >= relevance_min
@@ -245,6 +344,16 @@ def main() -> None:
             # How well P(CONTRADICT) tells the held-out CONTRADICT rationales from SUPPORT ones.
             "held_out_auc_contradict_vs_support_rationales": auc(p_held[y[held] > 0], y[held][y[held] > 0] == 2),
         }
+        if extra_test is not None and not embedding:
+            # Abstracts the fit never saw: swapped clauses (CONTRADICT) against faithful ones.
+            p_syn = probabilities(extra_test[0], w, b, mean=mean, scale=scale)[:, CLASSES.index("CONTRADICT")]
+            cs = extra_test[1] > 0
+            swapped = extra_test[1][cs] == 2
+            results[name]["synthetic_report_abstracts"] = {
+                "auc_swapped_vs_faithful": auc(p_syn[cs], swapped),
+                "swapped_flagged": f"{int((p_syn[cs][swapped] >= t_best).sum())}/{int(swapped.sum())}",
+                "faithful_flagged": f"{int((p_syn[cs][~swapped] >= t_best).sum())}/{int((~swapped).sum())}",
+                "neutral_flagged": f"{int((p_syn[~cs] >= t_best).sum())}/{int((~cs).sum())}"}
         fitted[name] = (w, b, mean, scale, t_best, losses[l2])
         if not embedding:
             results["cues_before"] = {
@@ -262,14 +371,18 @@ def main() -> None:
     results["chosen"] = chosen
     print(json.dumps(results, indent=1))
     if args.write:
-        write(fitted[chosen], embedding=chosen == "with_embedding")
+        write(fitted[chosen], embedding=chosen == "with_embedding",
+              synthetic=(args.synthetic, results.get("synthetic_share", {}).get("chosen", 0.0)))
 
 
-def write(fit, *, embedding: bool) -> None:
+def write(fit, *, embedding: bool, synthetic: tuple[int, float] = (0, 0.0)) -> None:
     w, b, mean, scale, t, _ = fit
     path = ROOT / "agent" / "local" / "premise_model.json"
+    source = "bench/calibrate_premise.py on SciFact calibration claims (agent.local.calibration)"
+    if synthetic[0] and synthetic[1]:
+        source += f" + pairs synthesised from {synthetic[0] // 2} uncited abstracts at {synthetic[1]} of their weight"
     path.write_text(json.dumps({
-        "fitted_by": "bench/calibrate_premise.py on SciFact calibration claims (agent.local.calibration)",
+        "fitted_by": source,
         "embedding": embedding, "premise_false_min": t,
         "weights": np.round(w, 5).tolist(), "bias": np.round(b, 5).tolist(),
         "mean": np.round(mean, 6).tolist(), "scale": np.round(scale, 6).tolist(),

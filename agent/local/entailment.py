@@ -31,6 +31,7 @@ Classes: NEUTRAL (on the same abstract, neither), SUPPORT, CONTRADICT.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -44,7 +45,7 @@ from agent.local.contradiction import (
     negated_stems,
     slot_filler,
 )
-from agent.local.text import NEGATIONS, content_terms, coverage, term_set, words
+from agent.local.text import NEGATIONS, STOPWORDS, content_terms, coverage, stem, term_set, words
 
 CLASSES = ("NEUTRAL", "SUPPORT", "CONTRADICT")
 CUES = ("negation", "alternative", "number", "order", "substitution", "antonym")
@@ -192,3 +193,131 @@ def fit_softmax(x: np.ndarray, y: np.ndarray, *, l2: float, classes: int = len(C
                       options={"maxiter": 500})
     theta = result.x
     return theta[: classes * d].reshape(classes, d), theta[classes * d:]
+
+
+# Synthetic training pairs for the "swapped filler" kind of false premise, which SciFact's
+# claims almost never show (bench/calibrate_premise.py --synthetic). FEVER-style mutation
+# of plain corpus sentences: no benchmark question or paper is read.
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.]*[A-Za-z0-9%]|[A-Za-z0-9]")
+_NOUN_ENDINGS = ("tion", "sion", "ment", "ness", "ity", "ance", "ence", "ism", "ogy", "ure", "ase", "cyte", "cytes",
+                 "ists", "ers", "ors", "ies")
+_CLAUSE_BREAK = re.compile(r"[,;]?\s+(?:and|but|whereas|while|which|that|because|although)\s+|[,;]\s+")
+SYNTH_MIN_WORDS = 6  # a synthetic premise has at least this many words (a question's clause)
+
+
+def filler_kind(token: str, position: int) -> str:
+    """The type of a replaceable filler: "number", "name" (an acronym, identifier or
+    capitalised word not starting the text), "noun" (a lower-case word with a noun ending),
+    or "" (not replaced: function words, verbs, negations, years are kept)."""
+    bare = token.rstrip("%")
+    if bare.replace(".", "", 1).isdigit():
+        return "" if len(bare) == 4 and bare.startswith(("19", "20")) else "number"
+    low = token.lower()
+    if low in STOPWORDS or low in NEGATIONS or not any(c.isalpha() for c in token):
+        return ""
+    if any(c.isdigit() for c in token) or any(c.isupper() for c in token[1:]) or (
+            position > 0 and token[0].isupper() and len(token) > 2):
+        return "name"
+    if token.isalpha() and token.islower() and len(token) >= 5 and low.endswith(_NOUN_ENDINGS):
+        return "noun"
+    return ""
+
+
+def fillers(text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, token, kind) of each replaceable filler of the text."""
+    out = []
+    for i, m in enumerate(_TOKEN.finditer(text)):
+        kind = filler_kind(m.group(), i)
+        if kind:
+            out.append((m.start(), m.end(), m.group(), kind))
+    return out
+
+
+def clause(sentence: str, rng: np.random.Generator) -> str:
+    """A shorter statement the sentence entails: one of its clauses (at least
+    SYNTH_MIN_WORDS words) or, when it has none, the sentence with one to three
+    parenthetical or trailing words dropped; "" when it is too short for either."""
+    text = re.sub(r"\s*\([^()]*\)", "", sentence).strip().rstrip(".")
+    parts = [p.strip() for p in _CLAUSE_BREAK.split(text) if len(p.split()) >= SYNTH_MIN_WORDS]
+    if len(parts) > 1 or (parts and parts[0] != text):
+        return parts[int(rng.integers(len(parts)))]
+    tokens = text.split()
+    if len(tokens) < SYNTH_MIN_WORDS + 2:
+        return ""
+    cut = int(rng.integers(1, min(3, len(tokens) - SYNTH_MIN_WORDS) + 1))
+    return " ".join(tokens[:-cut])
+
+
+def mutate(text: str, pool: dict[str, list[str]], rng: np.random.Generator) -> str:
+    """The text with one filler replaced by another of the same kind from the pool (a
+    name for a name, a number for a number, a noun for a noun) that the text does not
+    hold; "" when no filler of the text has a rival in the pool."""
+    present = {stem(w) for w in words(text)}
+    options = []
+    for start, end, token, kind in fillers(text):
+        rivals = sorted({r for r in pool.get(kind, []) if stem(r) not in present and r.lower() != token.lower()})
+        if rivals:
+            options.append((start, end, rivals))
+    if not options:
+        return ""
+    start, end, rivals = options[int(rng.integers(len(options)))]
+    return text[:start] + rivals[int(rng.integers(len(rivals)))] + text[end:]
+
+
+@dataclass(frozen=True)
+class SyntheticPair:
+    premise: str
+    evidence: str  # a sentence of the abstract (the premise is checked against it)
+    label: str  # one of CLASSES
+    doc: int  # the evidence's abstract
+    index: int  # the evidence's position in it
+
+
+def synthetic_pairs(abstracts: dict[int, list[str]], *, seed: int = 0, per_abstract: int = 2) -> list[SyntheticPair]:
+    """Labelled (premise, evidence) pairs made from plain sentences, per_abstract of each kind
+    from each abstract:
+
+    - SUPPORT: a clause of a sentence (or the sentence shortened), against the sentence;
+    - CONTRADICT: the same clause with one name, number or noun replaced by one of the same
+      kind from another sentence of the same abstract (a rival of the same topic), against
+      the original sentence: same relation, another filler;
+    - NEUTRAL: the clause against the sentence of another abstract that shares the most
+      content terms with it (same topic, not the same statement)."""
+    rng = np.random.default_rng(seed)
+    docs = sorted(abstracts)
+    terms = {(d, i): set(content_terms(s)) for d in docs for i, s in enumerate(abstracts[d])}
+    out: list[SyntheticPair] = []
+    for d in docs:
+        sents = abstracts[d]
+        order = rng.permutation(len(sents))
+        made = 0
+        for i in order:
+            if made >= per_abstract:
+                break
+            premise = clause(sents[i], rng)
+            if not premise:
+                continue
+            pool: dict[str, list[str]] = {}
+            for j, other in enumerate(sents):
+                if j != i:
+                    for _, _, token, kind in fillers(other):
+                        pool.setdefault(kind, []).append(token)
+            false = mutate(premise, pool, rng)
+            if not false:
+                continue
+            own = set(content_terms(premise))
+            others = [e for e in docs if e != d]
+            sample = [others[k] for k in rng.choice(len(others), size=min(40, len(others)), replace=False)]
+            best, best_overlap = None, 0
+            for e in sample:
+                for j in range(len(abstracts[e])):
+                    overlap = len(own & terms[(e, j)])
+                    if overlap > best_overlap:
+                        best, best_overlap = (e, j), overlap
+            if best is None:
+                continue
+            out += [SyntheticPair(premise, sents[i], "SUPPORT", d, int(i)),
+                    SyntheticPair(false, sents[i], "CONTRADICT", d, int(i)),
+                    SyntheticPair(premise, abstracts[best[0]][best[1]], "NEUTRAL", best[0], best[1])]
+            made += 1
+    return out

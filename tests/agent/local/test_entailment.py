@@ -4,6 +4,8 @@ the fitted weights (agent/local/premise_model.json)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -13,10 +15,14 @@ from agent.local.entailment import (
     CLASSES,
     FEATURES,
     Classifier,
+    SyntheticPair,
     chose_rejected,
     default_classifier,
+    design,
+    filler_kind,
     fit_softmax,
     probabilities,
+    synthetic_pairs,
 )
 from agent.local.planner import RulePlanner
 from agent.types import Verdict
@@ -155,3 +161,98 @@ def test_a_sentence_the_classifier_flags_without_a_cue_makes_the_premise_false(e
     assert "classifier" in flagged.premise.reason
     off = LocalAuditor(embed=embed, params=AuditorParams(premise_model=_direction_only(), premise_false_min=1.01))
     assert off.audit(question, plan, sources, can_retry=False).verdict != Verdict.FALSE_PREMISE
+
+
+# The synthesiser of training pairs (bench/calibrate_premise.py --synthetic), on abstracts
+# written for this test.
+ABSTRACTS = {
+    1: ["We trained the Falcon tagger on 120 annotated reports from three hospitals.",
+        "The Heron tagger reached an accuracy of 84 % on the held-out reports, and its errors were mostly omissions.",
+        "Annotation of the reports took two weeks, which limited the size of the training collection.",
+        "Sparrow, a rule-based baseline, reached 61 % accuracy on the same reports."],
+    2: ["Daily exercise lowered the blood pressure of 45 patients in the intervention group, as the reports of the nurses show.",
+        "The Kestrel questionnaire measured adherence to the exercise programme every week.",
+        "Patients in the control group kept their usual medication and reported no change in pressure.",
+        "Adherence fell after the sixth week, when the supervision of the sessions ended."],
+    3: ["Readers of annotated reports recalled the findings better than readers of plain reports.",
+        "The Osprey interface highlighted the accuracy of each finding with a colour.",
+        "Highlighting reduced the reading time of the reports by 30 % on average.",
+        "Participants preferred the colour scale to the numeric scores of the Merlin interface in the interviews."],
+}
+
+
+@pytest.mark.parametrize("token, position, kind", [
+    ("84", 5, "number"), ("12.5%", 3, "number"), ("2019", 4, ""), ("Falcon", 1, "name"), ("BERT", 0, "name"),
+    ("We", 0, ""), ("accuracy", 4, ""), ("adherence", 3, "noun"), ("reports", 6, ""), ("trained", 2, ""),
+    ("not", 2, ""), ("annotation", 0, "noun")])
+def test_filler_kind(token, position, kind):
+    assert filler_kind(token, position) == kind
+
+
+def test_synthetic_pairs_make_the_three_kinds_as_stated():
+    from agent.local.text import content_terms
+
+    pairs = synthetic_pairs(ABSTRACTS, seed=3, per_abstract=2)
+    by_evidence: dict[tuple[int, int], dict[str, SyntheticPair]] = {}
+    for p in pairs:
+        assert p.label in CLASSES
+    support = [p for p in pairs if p.label == "SUPPORT"]
+    contradict = [p for p in pairs if p.label == "CONTRADICT"]
+    neutral = [p for p in pairs if p.label == "NEUTRAL"]
+    assert len(support) == len(contradict) == len(neutral) >= 3
+    for p in support + contradict:
+        by_evidence.setdefault((p.doc, p.index), {})[p.label] = p
+        assert ABSTRACTS[p.doc][p.index] == p.evidence
+    for kinds in by_evidence.values():
+        sup, con = kinds["SUPPORT"], kinds["CONTRADICT"]
+        # SUPPORT: a shorter statement whose every word is in the sentence, in its order.
+        assert sup.premise != sup.evidence and len(sup.premise.split()) < len(sup.evidence.split())
+        assert sup.premise in re.sub(r"\s*\([^()]*\)", "", sup.evidence)
+        # CONTRADICT: the same clause with exactly one filler swapped for one of its kind
+        # that another sentence of the same abstract holds and this sentence does not.
+        a, b = sup.premise.split(), con.premise.split()
+        assert len(a) == len(b)
+        diff = [(x, y) for x, y in zip(a, b) if x != y]
+        assert len(diff) == 1
+        old, new = diff[0]
+        position = a.index(old)
+        assert filler_kind(new.rstrip(".,"), position) == filler_kind(old.rstrip(".,"), position) != ""
+        assert new not in con.evidence.split()
+        assert any(new in s.split() for j, s in enumerate(ABSTRACTS[con.doc]) if j != con.index)
+    # NEUTRAL: a faithful clause against a sentence of another abstract on the same topic.
+    clauses = {p.premise: p.doc for p in support}
+    for p in neutral:
+        assert p.premise in clauses and p.doc != clauses[p.premise]
+        assert ABSTRACTS[p.doc][p.index] == p.evidence
+        assert set(content_terms(p.premise)) & set(content_terms(p.evidence))
+
+
+def test_synthetic_pairs_are_reproducible_and_need_a_rival_filler():
+    assert synthetic_pairs(ABSTRACTS, seed=3) == synthetic_pairs(ABSTRACTS, seed=3)
+    # No other sentence to draw a filler from: nothing to contradict with, so no pair at all.
+    assert synthetic_pairs({1: ABSTRACTS[1][:1], 2: ABSTRACTS[2][:1]}) == []
+
+
+def test_a_swapped_filler_from_synthetic_pairs_is_told_from_a_faithful_clause():
+    """Fitted on synthetic pairs alone, the features separate swapped from faithful clauses
+    of abstracts the fit never saw (the premise classifier can learn the kind)."""
+    from agent.local.embed import get_embed
+
+    def rows(pairs):
+        texts = list(dict.fromkeys(t for p in pairs for t in (p.premise, p.evidence)))
+        vec = dict(zip(texts, get_embed()(texts)))
+        x = np.vstack([design(p.premise, vec[p.premise], [p.evidence], vec[p.evidence][None, :]) for p in pairs])
+        return x, np.array([CLASSES.index(p.label) for p in pairs])
+
+    pairs = synthetic_pairs(ABSTRACTS, seed=2, per_abstract=4)
+    # Fit on the clauses of abstracts 1 and 2, test on those of abstract 3.
+    source = {p.premise: p.doc for p in pairs if p.label == "SUPPORT"}
+    train = [p for p in pairs if source.get(p.premise, p.doc) != 3]
+    test = [p for p in pairs if p.doc == 3 and p.label != "NEUTRAL"]
+    assert train and {p.label for p in test} == {"SUPPORT", "CONTRADICT"}
+    x, y = rows(train)
+    mean, scale = x.mean(axis=0), np.where(x.std(axis=0) > 1e-9, x.std(axis=0), 1.0)
+    w, b = fit_softmax((x - mean) / scale, y, l2=0.01)
+    xt, yt = rows(test)
+    p = probabilities(xt, w, b, mean=mean, scale=scale)[:, CLASSES.index("CONTRADICT")]
+    assert p[yt == 2].min() > p[yt == 1].max()
