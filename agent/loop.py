@@ -16,26 +16,19 @@ from typing import TYPE_CHECKING
 
 from agent.configs import Roles, RunConfig
 from agent.roles import Retriever
-from agent.types import (
-    Answer,
-    AuditResult,
+from agent.steps import (
     AuditStep,
-    Complexity,
     GenerateStep,
-    Plan,
     PlanStep,
     ReformulateStep,
     RetrieveStep,
     RouteDecision,
     RouteStep,
-    Source,
     SourceBrief,
     Step,
-    SupportLabel,
-    Usage,
-    Verdict,
     VerifyStep,
 )
+from agent.types import Answer, AuditResult, Complexity, Plan, Source, SupportLabel, Usage, Verdict
 
 if TYPE_CHECKING:
     from agent.web.evidence import WebRoute

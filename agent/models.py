@@ -5,7 +5,8 @@ import logging
 from django.conf import settings
 from django.db import models
 
-from agent.types import Outcome, Step, step_read
+from agent.steps import Step, step_read
+from agent.types import Outcome
 from knowledge.models import Chunk, Collection
 
 logger = logging.getLogger(__name__)
@@ -140,8 +141,8 @@ class RunStep(models.Model):
     ordinal = models.PositiveIntegerField()
     kind = models.CharField(max_length=20, choices=Kind.choices)
     attempt = models.PositiveIntegerField(default=0)  # 0 = first pass, 1..2 = retries
-    # The JSON of one agent.types.Step model (its INPUT fields / the rest), read back with
-    # RunStep.record(); schema_version is agent.types.STEP_SCHEMA_VERSION when it was written.
+    # The JSON of one agent.steps.Step model (its INPUT fields / the rest), read back with
+    # RunStep.record(); schema_version is agent.steps.STEP_SCHEMA_VERSION when it was written.
     input = models.JSONField(default=dict, blank=True)
     output = models.JSONField(default=dict, blank=True)
     schema_version = models.PositiveSmallIntegerField(default=1)

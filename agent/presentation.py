@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from agent.types import (
+from agent.steps import (
     AuditStep,
     GenerateStep,
     PlanStep,

@@ -211,7 +211,7 @@ def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None, web_e
     from agent.llm_roles import streaming_answer
     from agent.loop import AgentLoop, Stage, StepRecord
     from agent.retrieval import CollectionRetriever, MultiCollectionRetriever, ThreadRetriever, portal_embed
-    from agent.types import STEP_SCHEMA_VERSION
+    from agent.steps import STEP_SCHEMA_VERSION
 
     run = run_claim(run_id)
     if run is None:

@@ -21,7 +21,8 @@ from agent import selectors
 from agent.configs import config_label, user_choices
 from agent.models import OUTCOME_CHOICES, Run, RunStep
 from agent.presentation import answer_html, removed_sentences, stage_view
-from agent.types import Outcome, RetrieveStep
+from agent.steps import RetrieveStep
+from agent.types import Outcome
 from knowledge import selectors as knowledge_selectors
 from knowledge.models import Chunk
 

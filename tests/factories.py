@@ -55,9 +55,9 @@ def make_run(*, collection: Collection, user, **overrides):
 
 
 def make_step(*, run, step, **overrides):
-    """A RunStep row holding `step` (an agent.types.Step model), stored as the loop stores it."""
+    """A RunStep row holding `step` (an agent.steps.Step model), stored as the loop stores it."""
     from agent.models import RunStep
-    from agent.types import STEP_SCHEMA_VERSION
+    from agent.steps import STEP_SCHEMA_VERSION
 
     data_in, data_out = step.columns()
     fields = {"ordinal": run.steps.count(), "duration_ms": 12, "schema_version": STEP_SCHEMA_VERSION}

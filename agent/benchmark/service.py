@@ -20,7 +20,7 @@ from django.utils.text import slugify
 from agent import benchmark as bm
 from agent.configs import CONFIG_NAMES
 from agent.models import BenchmarkQuestion, BenchmarkRun, BenchmarkSet, Citation, Review, Run, RunStep
-from agent.types import RetrieveStep
+from agent.steps import RetrieveStep
 from knowledge.models import Chunk, Collection
 
 # ---------------------------------------------------------------------------

@@ -20,14 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from agent.types import (
-    RouteDecision,
-    Source,
-    SourceBrief,
-    Verdict,
-    WebPageBrief,
-    WebSearchStep,
-)
+from agent.steps import RouteDecision, SourceBrief, WebPageBrief, WebSearchStep
+from agent.types import Source, Verdict
 from agent.web.fetch import FetchedPage, FetchRefused, SafeFetcher
 from agent.web.search import WebResult, WebSearchError, WebSearchProvider
 

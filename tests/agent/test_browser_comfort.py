@@ -18,7 +18,8 @@ BODY_BACKGROUND_JS = "getComputedStyle(document.body).backgroundColor"
 
 
 def _answered_run(collection, alice, **overrides):
-    from agent.types import AuditStep, PlanStep, RetrieveStep, SourceBrief, Verdict
+    from agent.steps import AuditStep, PlanStep, RetrieveStep, SourceBrief
+    from agent.types import Verdict
     from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
 
     document = make_document(collection=collection, title="Okapi at TREC-3", media_type="application/pdf")

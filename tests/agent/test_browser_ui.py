@@ -99,7 +99,8 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
     page, live_server, collection, alice, password, console_errors
 ):
     from agent.models import Run
-    from agent.types import AuditStep, Outcome, PlanStep, RetrieveStep, SourceBrief, Verdict
+    from agent.steps import AuditStep, PlanStep, RetrieveStep, SourceBrief
+    from agent.types import Outcome, Verdict
     from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
 
     document = make_document(collection=collection, title="Okapi at TREC-3", media_type="application/pdf")
@@ -162,7 +163,8 @@ def test_it_updates_the_run_page_live_and_opens_citations_by_mouse_and_keyboard(
 def test_it_shows_a_refusal_card_and_the_history_on_a_phone(
     page, live_server, collection, alice, password, console_errors
 ):
-    from agent.types import AuditStep, Outcome, RetrieveStep, SourceBrief, Verdict
+    from agent.steps import AuditStep, RetrieveStep, SourceBrief
+    from agent.types import Outcome, Verdict
     from tests.factories import make_chunk, make_document, make_run, make_step
 
     document = make_document(collection=collection, title="Dense Passage Retrieval")

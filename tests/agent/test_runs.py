@@ -12,7 +12,8 @@ from agent import services, tasks
 from agent.configs import build_roles, get_config
 from agent.loop import AgentLoop
 from agent.models import Citation, Run, RunStep
-from agent.types import STEP_MODELS, STEP_SCHEMA_VERSION, Outcome, Source
+from agent.steps import STEP_MODELS, STEP_SCHEMA_VERSION
+from agent.types import Outcome, Source
 from knowledge.indexing import index_rebuild
 from tests.factories import make_chunk, make_document
 

@@ -268,7 +268,7 @@ def test_it_shows_human_accuracy_once_graded(client, collection, bset, alice, bo
 
 
 def test_it_reads_retrieved_chunks_from_the_loops_retrieve_steps(collection, bset):
-    from agent.types import RetrieveStep, SourceBrief
+    from agent.steps import RetrieveStep, SourceBrief
     from tests.factories import make_step
 
     runs = _runs(bset)

@@ -9,17 +9,8 @@ from django.urls import reverse
 
 from agent.models import OUTCOME_CHOICES, Run, RunStep
 from agent.presentation import answer_html, highlighted_html, stage_view
-from agent.types import (
-    AuditStep,
-    FactAudit,
-    Outcome,
-    PlanStep,
-    PremiseCheck,
-    RetrieveStep,
-    SourceBrief,
-    SupportLabel,
-    Verdict,
-)
+from agent.steps import AuditStep, PlanStep, RetrieveStep, SourceBrief
+from agent.types import FactAudit, Outcome, PremiseCheck, SupportLabel, Verdict
 from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent.presentation import answer_html, stage_view
-from agent.types import RouteDecision, RouteStep, Verdict, WebPageBrief, WebSearchStep, step_read
+from agent.steps import RouteDecision, RouteStep, WebPageBrief, WebSearchStep, step_read
+from agent.types import Verdict
 from agent.web.evidence import route_decision
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agent.models import Citation, Run, RunStep
-from agent.types import RouteDecision
+from agent.steps import RouteDecision
 
 pytestmark = pytest.mark.django_db
 
