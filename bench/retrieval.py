@@ -149,7 +149,7 @@ def vs_rank_bm25(n: int, n_queries: int, rng: np.random.Generator) -> dict:
     # and the timings measure the collector instead of either implementation.
     gc.collect()
     gc.freeze()
-    bm25s_peer([np.array([1, 2]), np.array([2, 3])])  # numba compiles bm25s's kernels: not its build time
+    bm25s_peer([np.array([i, i + 1]) for i in range(20)])  # numba compiles bm25s's kernels: not its build time
     t0 = time.perf_counter()
     peer = bm25s_peer(docs)
     build_peer = time.perf_counter() - t0
@@ -412,6 +412,7 @@ def main() -> None:
     parser.add_argument("--realistic", type=int, default=0,
                         help="rows of the tiled MiniLM set (default with --full: 1M)")
     parser.add_argument("--max-rows", type=int, default=None, help="leave out the sizes above this")
+    parser.add_argument("--bm25-only", action="store_true", help="only the BM25 implementations table")
     parser.add_argument("--sizes", default="", help="comma-separated chunk counts instead of 10k, 100k, 1M "
                         "(BM25 peers, latency and dense tables; rank-bm25 only up to 100k)")
     parser.add_argument("--sentences", type=int, default=5_000, help="SciFact sentences to tile")
@@ -455,6 +456,9 @@ def main() -> None:
                 print(f"| {name} | {r[name]['p50']:.3f} / {r[name]['p95']:.3f} | {r[name]['vs_ours']:.2f}x |",
                       flush=True)
         print()
+    if args.bm25_only:
+        print(f"load average after {os.getloadavg()[0]:.1f}")
+        return
     t = args.threads
     print(f"\n| chunks | BM25 p50 / p95 ms | dense p50 / p95 ms | hybrid (RRF) p50 / p95 ms | dense, {t} threads | "
           f"hybrid, {t} threads | hybrid 1 / {t} threads | BM25 build s | BM25 MB | dense MB | peak RSS MB |")

@@ -10,6 +10,7 @@ from rank_bm25 import BM25Okapi
 
 from knowledge.retrieval.bm25 import BM25Index, top_k
 from knowledge.retrieval.tokenize import tokenize
+from tests.conftest import shared_path
 from tests.knowledge.paper_chunks import paper_chunks
 
 
@@ -266,3 +267,19 @@ def test_top_on_an_index_read_from_disk_with_and_without_the_stored_impacts(tmp_
             got = bm25.top(query, 10)
             np.testing.assert_array_equal(got[0], expected[0])
             np.testing.assert_array_equal(got[1], expected[1])
+
+
+def test_top_ranks_scifact_claims_as_the_sparse_product_does():
+    # Real abstracts and claims: the first stage and its skipping never change a ranking
+    # against scoring every abstract with the sparse product (and its term-id order of sums).
+    from knowledge.retrieval.beir import load_beir
+
+    data = load_beir(shared_path("scifact", "beir"), split="test")
+    index = BM25Index.build([tokenize(t) for t in data.doc_texts])
+    for qid in sorted(data.queries):
+        query = tokenize(data.queries[qid])
+        expected_positions, expected_scores = top_k(np.arange(index.n_chunks), index.scores(query), 30)
+        keep = expected_scores > 0
+        positions, scores = index.top(query, 30)
+        np.testing.assert_array_equal(positions, expected_positions[keep], err_msg=qid)
+        np.testing.assert_allclose(scores, expected_scores[keep], rtol=1e-14, atol=0, err_msg=qid)
