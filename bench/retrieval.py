@@ -6,7 +6,7 @@
     .venv/bin/python bench/retrieval.py --dense-sizes 2000,10000,50000   # dense variants only
 
 Peers, in the same run when installed (optional imports, not project dependencies):
-    .venv/bin/pip install bm25s==0.3.16 numba==0.68.1    # bm25s, lucene scores, numba backend
+    .venv/bin/pip install -r bench/requirements-peers.txt   # bm25s (numba backend), tantivy
 faiss (a project dependency) is the dense peer: IndexFlatIP, and IndexScalarQuantizer 8-bit
 top-100 + exact rescoring as a plain recipe (what the issue measured).
 
@@ -98,12 +98,39 @@ def bm25s_peer(docs: list[np.ndarray]):
     return retriever
 
 
+def tantivy_peer(docs: list[np.ndarray]):
+    """tantivy (Rust, Lucene-style BM25 over its own postings), or None when absent."""
+    try:
+        import tantivy
+    except ImportError:
+        return None
+    schema = tantivy.SchemaBuilder().add_text_field("body", stored=False).build()
+    index = tantivy.Index(schema)
+    writer = index.writer(heap_size=256_000_000, num_threads=1)
+    for d in docs:
+        writer.add_document(tantivy.Document(body=" ".join(f"w{t}" for t in d)))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    searcher = index.searcher()
+
+    def search(tokens: list[str]) -> list:
+        return searcher.search(index.parse_query(" ".join(tokens), ["body"]), 10).hits
+
+    search(["w1", "w2"])
+    return search
+
+
 def _has(module: str) -> bool:
     try:
         __import__(module)
     except ImportError:
         return False
     return True
+
+
+# rank-bm25 scores every chunk in Python (about 0.1 s a query at 100k): left out above this.
+RANK_BM25_MAX = 100_000
 
 
 def vs_rank_bm25(n: int, n_queries: int, rng: np.random.Generator) -> dict:
@@ -114,43 +141,63 @@ def vs_rank_bm25(n: int, n_queries: int, rng: np.random.Generator) -> dict:
     t0 = time.perf_counter()
     ours = BM25Index.from_term_ids(docs, vocab)
     build_ours = time.perf_counter() - t0
-    token_lists = [[f"w{t}" for t in d] for d in docs]
     t0 = time.perf_counter()
-    reference = BM25Okapi(token_lists)
+    reference = BM25Okapi([[f"w{t}" for t in d] for d in docs]) if n <= RANK_BM25_MAX else None
     build_ref = time.perf_counter() - t0
     # rank-bm25 holds millions of small Python objects (a dict per chunk); without this, a
     # garbage collection pass over them lands inside whichever query happens to allocate,
     # and the timings measure the collector instead of either implementation.
     gc.collect()
     gc.freeze()
+    bm25s_peer([np.array([i, i + 1]) for i in range(20)])  # numba compiles bm25s's kernels: not its build time
+    t0 = time.perf_counter()
     peer = bm25s_peer(docs)
-    ours_t, ref_t, peer_t, same = [], [], [], 0
+    build_peer = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tantivy = tantivy_peer(docs)
+    build_tantivy = time.perf_counter() - t0
+    ours.top(["w1"], 10)  # compile (or load the compiled kernels) once
+    runs = {"ours": lambda q: ours.top(q, 10)[0],
+            "ours, every match scored (before)": lambda q: top_k(*ours.matching(q), 10)[0]}
+    if reference is not None:
+        runs["rank-bm25"] = lambda q: top_k(np.arange(n), reference.get_scores(q), 10)[0]
+    if peer is not None:
+        runs["bm25s"] = lambda q: peer.retrieve([q], k=10, show_progress=False, n_threads=1)
+    if tantivy is not None:
+        runs["tantivy"] = tantivy
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    same = 0
     qs = queries(docs, n_queries, rng)
     for q in qs:
-        if peer is not None:
+        names = list(runs)
+        rng.shuffle(names)  # a random order per query, so neither side always runs on a warm cache
+        found = {}
+        for name in names:
             t0 = time.perf_counter()
-            peer.retrieve([q], k=10, show_progress=False, n_threads=1)
-            peer_t.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        positions, scores = ours.matching(q)
-        best, _ = top_k(positions, scores, 10)
-        ours_t.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        ref_scores = reference.get_scores(q)
-        ref_best, _ = top_k(np.arange(n), ref_scores, 10)
-        ref_t.append(time.perf_counter() - t0)
-        # Summation order differs (one sparse product vs a loop over query terms), so scores
-        # that rank-bm25 computes as exactly tied can differ in the last bit here and swap
-        # places: a rank counts as identical if the chunk is the same or rank-bm25 scores
-        # both chunks equal within 1e-9.
+            found[name] = runs[name](q)
+            times[name].append(time.perf_counter() - t0)
+        best = found["ours"]
+        if reference is None:  # against every matching chunk scored (exact float64 sums)
+            same += np.array_equal(best, found["ours, every match scored (before)"])
+            continue
+        ref_best, ref_scores = found["rank-bm25"], reference.get_scores(q)
+        # Summation order differs (ours adds a chunk's terms by decreasing bound, rank-bm25
+        # by query order), so scores that rank-bm25 computes as exactly tied can differ in
+        # the last bit here and swap places: a rank counts as identical if the chunk is the
+        # same or rank-bm25 scores both chunks equal within 1e-9.
         same += len(best) == len(ref_best) and all(
             a == b or abs(ref_scores[a] - ref_scores[b]) < 1e-9 for a, b in zip(best, ref_best, strict=True))
     gc.unfreeze()
-    return {"n": n, "queries": len(qs), "ours_p50_ms": pct(ours_t, 50), "ref_p50_ms": pct(ref_t, 50),
-            "speedup": statistics.median(ref_t) / statistics.median(ours_t), "identical_top10": same,
-            "build_ours_s": build_ours, "build_ref_s": build_ref,
-            "bm25s_p50_ms": pct(peer_t, 50) if peer_t else float("nan"),
-            "vs_bm25s": statistics.median(peer_t) / statistics.median(ours_t) if peer_t else float("nan")}
+    ours_t = times["ours"]
+    w = ours.weights
+    row = {"n": n, "queries": len(qs), "identical_top10": same, "build_ours_s": build_ours,
+           "build_ref_s": build_ref, "build_bm25s_s": build_peer, "build_tantivy_s": build_tantivy,
+           "first_stage_mb": (w.indices.nbytes + ours.impacts.nbytes + w.indptr.nbytes) / 2**20,
+           "exact_mb": w.data.nbytes / 2**20}
+    for name, values in times.items():
+        row[name] = {"p50": pct(values, 50), "p95": pct(values, 95),
+                     "vs_ours": statistics.median(values) / statistics.median(ours_t)}
+    return row
 
 
 def latency(n: int, n_queries: int, rng: np.random.Generator, threads: int) -> dict:
@@ -165,7 +212,7 @@ def latency(n: int, n_queries: int, rng: np.random.Generator, threads: int) -> d
                      is_reference=np.zeros(n, dtype=bool), bm25=bm25, vectors=vectors,
                      sent_vectors=np.zeros((0, DIM), dtype=np.float32), sent_offsets=np.zeros(n + 1, dtype=np.int64))
     w = bm25.weights
-    bm25_mb = (w.data.nbytes + w.indices.nbytes + w.indptr.nbytes) / 2**20
+    bm25_mb = (w.data.nbytes + w.indices.nbytes + w.indptr.nbytes + bm25.impacts.nbytes) / 2**20
     single, pooled = HybridSearcher(data), HybridSearcher(data, threads=threads)
     qs = [" ".join(q) for q in queries(docs, n_queries, rng)]
     qvecs = l2_normalize(rng.standard_normal((len(qs), DIM), dtype=np.float32))
@@ -285,15 +332,28 @@ def dense_peers(label: str, vectors: np.ndarray, qvecs: np.ndarray, k: int = 10)
 
 
 def _loaded_rss(folder: str, qs: list[str], qvecs: np.ndarray, out) -> None:
-    """In a fresh process: resident MB after loading the index from disk and searching."""
-    before = current_rss_mb()
+    """In a fresh process: resident MB after loading the index from disk and searching.
+
+    The libraries the search loads on first use (faiss, numba and the compiled kernels) are
+    loaded first, on a tiny index, so the figure is the index's own memory."""
+    tiny = IndexData(chunk_ids=np.arange(2), document_ids=np.zeros(2, dtype=np.int64),
+                     is_reference=np.zeros(2, dtype=bool), bm25=BM25Index.build([["a"], ["b"]]),
+                     vectors=l2_normalize(np.ones((2, qvecs.shape[1]), dtype=np.float32)),
+                     sent_vectors=np.zeros((0, qvecs.shape[1]), dtype=np.float32),
+                     sent_offsets=np.zeros(3, dtype=np.int64))
+    HybridSearcher(tiny).search("a", query_vector=qvecs[0], k=1, mode="rrf")
+    import faiss  # noqa: F401  (loaded by the large index's 8-bit stage)
+
+    process = current_rss_mb()
+    before = process
     searcher = HybridSearcher(read_index(Path(folder)))
     times = []
     for q, v in zip(qs, qvecs, strict=True):
         t0 = time.perf_counter()
         searcher.search(q, query_vector=v, k=10, mode="rrf")
         times.append(time.perf_counter() - t0)
-    out.put({"mb": current_rss_mb() - before, "p50": pct(times, 50), "p95": pct(times, 95)})
+    out.put({"mb": current_rss_mb() - before, "process_mb": current_rss_mb(), "libraries_mb": process,
+             "p50": pct(times, 50), "p95": pct(times, 95)})
 
 
 def realistic(n: int, n_queries: int, rng: np.random.Generator, sentences: int) -> tuple[list[dict], dict]:
@@ -352,6 +412,9 @@ def main() -> None:
     parser.add_argument("--realistic", type=int, default=0,
                         help="rows of the tiled MiniLM set (default with --full: 1M)")
     parser.add_argument("--max-rows", type=int, default=None, help="leave out the sizes above this")
+    parser.add_argument("--bm25-only", action="store_true", help="only the BM25 implementations table")
+    parser.add_argument("--sizes", default="", help="comma-separated chunk counts instead of 10k, 100k, 1M "
+                        "(BM25 peers, latency and dense tables; rank-bm25 only up to 100k)")
     parser.add_argument("--sentences", type=int, default=5_000, help="SciFact sentences to tile")
     parser.add_argument("--k", type=int, default=10, help="with --dense-sizes: hits per search (a hybrid "
                         "search of k=10 asks each retriever for a pool of 30)")
@@ -368,21 +431,34 @@ def main() -> None:
         print(f"load average after {os.getloadavg()[0]:.1f}")
         return
     sizes = [10_000, 100_000, 1_000_000] if args.full else [10_000]
-    ref_sizes = [10_000, 100_000] if args.full else [10_000]
+    if args.sizes:
+        sizes = [int(x) for x in args.sizes.split(",")]
     if args.max_rows:
         sizes = [n for n in sizes if n <= args.max_rows]
-        ref_sizes = [n for n in ref_sizes if n <= args.max_rows]
+    ref_sizes = sizes
     nq = args.queries or (50 if args.full else 20)
     print(f"# bench/retrieval.py {'--full' if args.full else ''} on {os.cpu_count()} CPUs, "
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, load average {os.getloadavg()[0]:.1f}")
-    print("\n| chunks | queries | ours p50 ms | rank-bm25 p50 ms | speed-up (median ratio) | identical top-10 | "
-          "build ours s | build rank-bm25 s | bm25s p50 ms | bm25s p50 / ours |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("\nBM25 top 10, every implementation on each query in a random order "
+          "(p50 / p95 ms; median time / ours):\n")
     for n in ref_sizes:
         r = vs_rank_bm25(n, nq, rng)
-        print(f"| {n:,} | {r['queries']} | {r['ours_p50_ms']:.2f} | {r['ref_p50_ms']:.1f} | {r['speedup']:.0f}x | "
-              f"{r['identical_top10']}/{r['queries']} | {r['build_ours_s']:.1f} | {r['build_ref_s']:.1f} | "
-              f"{r['bm25s_p50_ms']:.2f} | {r['vs_bm25s']:.2f}x |", flush=True)
+        against = "rank-bm25" if n <= RANK_BM25_MAX else "scoring every matching chunk"
+        print(f"{n:,} chunks, {r['queries']} queries: top 10 identical to {against} on {r['identical_top10']}/"
+              f"{r['queries']}; build s: ours {r['build_ours_s']:.1f}, rank-bm25 {r['build_ref_s']:.1f}, "
+              f"bm25s {r['build_bm25s_s']:.1f}, tantivy {r['build_tantivy_s']:.1f}; ours: first stage "
+              f"(doc ids, 16-bit impacts) {r['first_stage_mb']:.0f} MB + float64 weights {r['exact_mb']:.0f} MB "
+              f"(memory-mapped from disk, read for the final candidates only)\n")
+        print("| implementation | p50 / p95 ms | median / ours |")
+        print("| --- | ---: | ---: |")
+        for name in ("ours", "bm25s", "tantivy", "ours, every match scored (before)", "rank-bm25"):
+            if name in r:
+                print(f"| {name} | {r[name]['p50']:.3f} / {r[name]['p95']:.3f} | {r[name]['vs_ours']:.2f}x |",
+                      flush=True)
+        print()
+    if args.bm25_only:
+        print(f"load average after {os.getloadavg()[0]:.1f}")
+        return
     t = args.threads
     print(f"\n| chunks | BM25 p50 / p95 ms | dense p50 / p95 ms | hybrid (RRF) p50 / p95 ms | dense, {t} threads | "
           f"hybrid, {t} threads | hybrid 1 / {t} threads | BM25 build s | BM25 MB | dense MB | peak RSS MB |")
@@ -395,8 +471,7 @@ def main() -> None:
               f"{r['rrf_pooled_p50_ms']:.1f} / {r['rrf_pooled_p95_ms']:.1f} | {r['pooled_speedup']:.2f}x | "
               f"{r['build_bm25_s']:.1f} | {r['bm25_mb']:.0f} | {r['dense_mb']:.0f} | {r['peak_rss_mb']:.0f} |",
               flush=True)
-    dense_sizes = [10_000, 100_000, 1_000_000] if args.full else [10_000]
-    for n in [s for s in dense_sizes if s <= (args.max_rows or s)]:
+    for n in sizes:
         vectors = l2_normalize(rng.standard_normal((n, DIM), dtype=np.float32))
         print_dense(dense_peers("random", vectors, l2_normalize(rng.standard_normal((nq, DIM), dtype=np.float32))))
         del vectors
@@ -405,7 +480,8 @@ def main() -> None:
         rows, loaded = realistic(n, nq, rng, args.sentences)
         print_dense(rows)
         print(f"\nhybrid (RRF) at {n:,} chunks, index loaded from disk in a fresh process: p50 {loaded['p50']:.1f} / "
-              f"p95 {loaded['p95']:.1f} ms, resident memory of the loaded index {loaded['mb']:.0f} MB, "
+              f"p95 {loaded['p95']:.1f} ms, resident memory of the loaded index {loaded['mb']:.0f} MB (whole "
+              f"process {loaded['process_mb']:.0f} MB, of which {loaded['libraries_mb']:.0f} MB before the index), "
               f"load average {os.getloadavg()[0]:.1f}")
     print(f"\nquery embedding (local all-MiniLM-L6-v2 int8, one short query): p50 {query_embedding_ms():.1f} ms")
 

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from knowledge.retrieval import parallel
-from knowledge.retrieval.bm25 import top_k
 from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, dense_search, search_threads
 from knowledge.retrieval.fusion import Fused, Ranked, minmax, pool_size, rrf
 from knowledge.retrieval.rerank import Reranker
 from knowledge.retrieval.store import IndexData
-from knowledge.retrieval.tokenize import tokenize
+from knowledge.retrieval.tokenize import query_terms
 
 MODES = ("bm25", "dense", "rrf", "minmax")
 DENSE_MODES = ("dense", "rrf", "minmax")
@@ -58,11 +57,7 @@ class HybridSearcher:
         self.threads = max(1, threads)
 
     def _bm25(self, query: str, pool: int, allowed: np.ndarray | None) -> Ranked:
-        positions, scores = self.data.bm25.matching(tokenize(query))
-        if allowed is not None:
-            keep = allowed[positions]
-            positions, scores = positions[keep], scores[keep]
-        return Ranked(*top_k(positions, scores, pool))
+        return Ranked(*self.data.bm25.top(query_terms(query), pool, allowed))
 
     def _dense(self, vector: np.ndarray, pool: int, allowed: np.ndarray | None, threads: int = 1) -> Ranked:
         return Ranked(*dense_search(self.data.vectors, vector, pool, allowed, threads=threads,

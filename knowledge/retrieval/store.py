@@ -8,6 +8,10 @@
     <dir>/bm25_{data,indices,indptr}.npy   W as CSR (n_terms, n_chunks)
     <dir>/bm25_{counts,lengths}.npy   the term count of each entry of W, each chunk's length
                                  (what an incremental version merges, knowledge.retrieval.merge)
+    <dir>/bm25_impacts.npy       uint16, W's entries as multiples of manifest["bm25_step"], and
+    <dir>/bm25_term_max.npy      float64, each term's largest weight: the first stage of
+                                 BM25Index.top (both optional: an index written without them
+                                 makes them in memory on first search)
     <dir>/vectors.npy            float32 (n_chunks, dim), L2-normalised
     <dir>/sq8_{trained,codes,error}.npy   from dense.SQ8_MIN_ROWS chunks up: the 8-bit copy of
                                  the vectors (faiss quantiser, uint8 codes, per-dimension error)
@@ -98,6 +102,10 @@ def write_index(data: IndexData, target: Path) -> Path:
             "sent_vectors": np.asarray(data.sent_vectors, dtype=np.float32),
             "sent_offsets": np.asarray(data.sent_offsets, dtype=np.int64),
         }
+        if data.bm25.impacts is None or data.bm25.term_max is None or np.isnan(data.bm25.term_max).any():
+            data.bm25.quantize()
+        arrays["bm25_impacts"] = np.asarray(data.bm25.impacts, dtype=np.uint16)
+        arrays["bm25_term_max"] = np.asarray(data.bm25.term_max, dtype=np.float64)
         if data.bm25.counts is not None and data.bm25.lengths is not None:
             arrays["bm25_counts"] = np.asarray(data.bm25.counts, dtype=np.int32)
             arrays["bm25_lengths"] = np.asarray(data.bm25.lengths, dtype=np.int64)
@@ -114,6 +122,7 @@ def write_index(data: IndexData, target: Path) -> Path:
             "dim": int(arrays["vectors"].shape[1]) if arrays["vectors"].ndim == 2 else 0,
             "sentences": len(arrays["sent_vectors"]),
             "sq8": "sq8_codes" in arrays,
+            "bm25_step": data.bm25.impact_step,
         }
         # The manifest goes last: its presence marks a complete folder.
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
@@ -133,6 +142,7 @@ def read_index(source: Path) -> IndexData:
         return np.load(source / f"{name}.npy", mmap_mode="r")
 
     vocab = json.loads((source / "bm25_vocab.json").read_text())
+    quantized = (source / "bm25_impacts.npy").exists() and "bm25_step" in manifest
     weights = sparse.csr_matrix(
         (arr("bm25_data"), arr("bm25_indices"), arr("bm25_indptr")),
         shape=(manifest["terms"], manifest["chunks"]),
@@ -143,7 +153,11 @@ def read_index(source: Path) -> IndexData:
         is_reference=np.asarray(arr("is_reference")),
         bm25=BM25Index(vocab=vocab, weights=weights,
                        counts=arr("bm25_counts") if (source / "bm25_counts.npy").exists() else None,
-                       lengths=arr("bm25_lengths") if (source / "bm25_lengths.npy").exists() else None),
+                       lengths=arr("bm25_lengths") if (source / "bm25_lengths.npy").exists() else None,
+                       # Read whole (one float per term): the searches fill in NaNs, if any.
+                       term_max=np.load(source / "bm25_term_max.npy") if quantized else None,
+                       impacts=arr("bm25_impacts") if quantized else None,
+                       impact_step=float(manifest["bm25_step"]) if quantized else 0.0),
         vectors=arr("vectors"),
         sent_vectors=arr("sent_vectors"),
         sent_offsets=np.asarray(arr("sent_offsets")),

@@ -70,3 +70,9 @@ def tokenize(text: str) -> list[str]:
             if part not in STOPWORDS:
                 out.append(_stem(part))
     return out
+
+
+@lru_cache(maxsize=4096)
+def query_terms(text: str) -> tuple[str, ...]:
+    """tokenize(text) as a tuple, cached: an agent asks the same queries again and again."""
+    return tuple(tokenize(text))

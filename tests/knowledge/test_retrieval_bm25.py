@@ -10,6 +10,7 @@ from rank_bm25 import BM25Okapi
 
 from knowledge.retrieval.bm25 import BM25Index, top_k
 from knowledge.retrieval.tokenize import tokenize
+from tests.conftest import shared_path
 from tests.knowledge.paper_chunks import paper_chunks
 
 
@@ -137,9 +138,10 @@ def test_top_k_on_long_arrays_equals_a_full_sort(layout):
 
 
 
-def test_matching_walks_the_postings_into_the_same_scores_as_the_sparse_product():
-    # The compiled walk sums the same products in the same order as q @ W: the same numbers,
-    # including for a repeated query term, and a reused per-thread scratch starts clean.
+def test_matching_walks_the_postings_into_the_scores_of_the_sparse_product():
+    # The compiled walk sums the same products as q @ W (in another order: the terms by
+    # decreasing bound, as `top` does, so the two agree bit for bit), including for a repeated
+    # query term, and a reused per-thread scratch starts clean.
     rng = np.random.default_rng(4)
     words = [f"t{i}" for i in range(40)]
     corpus = [list(rng.choice(words, size=int(rng.integers(3, 9)))) for _ in range(3_000)]
@@ -150,4 +152,134 @@ def test_matching_walks_the_postings_into_the_same_scores_as_the_sparse_product(
         assert len(set(positions.tolist())) == len(positions)
         expected = index.scores(query)
         np.testing.assert_array_equal(np.sort(positions), np.flatnonzero(expected))
-        np.testing.assert_array_equal(scores, expected[positions])
+        np.testing.assert_allclose(scores, expected[positions], rtol=1e-14, atol=0)
+
+
+def _zipf_index(n: int, seed: int, *, duplicates: bool = False) -> tuple[BM25Index, list[np.ndarray]]:
+    """Chunks of Zipf-distributed terms (as bench/retrieval.py): rare and very common terms."""
+    rng = np.random.default_rng(seed)
+    vocab_size = 3_000
+    weights = 1.0 / np.arange(1, vocab_size + 1) ** 1.07
+    cdf = np.cumsum(weights / weights.sum())
+    docs = [np.minimum(np.searchsorted(cdf, rng.random(int(rng.integers(5, 60)))), vocab_size - 1)
+            for _ in range(n)]
+    if duplicates:  # exact ties: the lower position must win
+        for i in range(0, n, 7):
+            docs[i] = docs[0]
+    return BM25Index.from_term_ids(docs, {f"w{i}": i for i in range(vocab_size)}), docs
+
+
+def _queries(docs: list[np.ndarray], count: int, seed: int) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        doc = docs[int(rng.integers(len(docs)))]
+        query = [f"w{t}" for t in rng.choice(doc, size=min(len(doc), int(rng.integers(1, 8))))]
+        out.append([*query, "w2999", "unknown"] if rng.random() < 0.1 else query)
+    return out
+
+
+@pytest.mark.parametrize("duplicates", [False, True])
+def test_top_is_exactly_the_top_k_of_every_matching_chunk(duplicates):
+    # The 16-bit first stage, the MaxScore skipping and both modes of the last pass (the
+    # touched chunks, or every chunk) must all give top_k(matching) to the last bit.
+    index, docs = _zipf_index(20_000, 5, duplicates=duplicates)
+    skipped = 0
+    for i, query in enumerate(_queries(docs, 150, 6)):
+        k = (1, 10, 30, 200)[i % 4]
+        positions, scores = index.top(query, k)
+        matched = index.matching(query)
+        expected = top_k(*matched, k)
+        np.testing.assert_array_equal(positions, expected[0], err_msg=str(query))
+        np.testing.assert_array_equal(scores, expected[1], err_msg=str(query))
+        skipped += len(matched[0]) > 4 * k
+    assert skipped > 50, "the queries did not exercise the skipping"
+
+
+def test_top_with_an_allowed_mask_is_the_top_k_of_the_allowed_chunks():
+    index, docs = _zipf_index(20_000, 8)
+    rng = np.random.default_rng(9)
+    for query in _queries(docs, 60, 10):
+        allowed = rng.random(index.n_chunks) < rng.choice([0.01, 0.3, 0.9])
+        positions, scores = index.matching(query)
+        keep = allowed[positions]
+        expected = top_k(positions[keep], scores[keep], 20)
+        got = index.top(query, 20, allowed)
+        np.testing.assert_array_equal(got[0], expected[0], err_msg=str(query))
+        np.testing.assert_array_equal(got[1], expected[1], err_msg=str(query))
+
+
+def test_top_scores_and_ranks_like_rank_bm25():
+    chunks = paper_chunks("2104.08663_beir_neurips2021") + paper_chunks("1908.10084v1_sentence_bert")
+    corpus = [tokenize(c) for c in chunks]
+    reference = BM25Okapi(corpus)
+    ours = BM25Index.build(corpus)
+    rng = random.Random(3)
+    vocabulary = sorted({t for doc in corpus for t in doc})
+    queries = [rng.sample(vocabulary, rng.randint(1, 6)) for _ in range(40)]
+    queries += [tokenize(q) for q in ("zero-shot retrieval on BEIR", "siamese network sentence embeddings")]
+    for query in queries:
+        expected = reference.get_scores(query)
+        positions, scores = ours.top(query, 10)
+        np.testing.assert_allclose(scores, expected[positions], rtol=0, atol=1e-6, err_msg=str(query))
+        ref_best, ref_scores = top_k(np.arange(len(expected)), expected, 10)
+        keep = ref_scores > 0
+        # Ranks are identical up to rank-bm25's own exact ties (its sums differ in the last bit).
+        assert len(positions) == keep.sum()
+        for a, b in zip(positions, ref_best[keep], strict=True):
+            assert a == b or abs(expected[a] - expected[b]) < 1e-9, query
+
+
+def test_top_falls_back_to_exact_scoring_for_a_negative_term():
+    # A term in more than half the chunks has a negative idf floored to epsilon x mean idf;
+    # with a negative mean that weight is negative and the bounds of the first stage do not
+    # hold: such a query is scored exactly, with the same answer.
+    corpus = [["a", "b"], ["a", "b"], ["a", "b", "c"], ["a"], ["a", "b", "c", "c"]]
+    index = BM25Index.build(corpus)
+    assert (index.term_max < 0).any()
+    for query in (["a"], ["a", "b"], ["b", "c", "a"], ["c", "a"], ["c"]):
+        for k in (1, 2, 10):
+            expected = top_k(*index.matching(query), k)
+            got = index.top(query, k)
+            np.testing.assert_array_equal(got[0], expected[0])
+            np.testing.assert_array_equal(got[1], expected[1])
+
+
+def test_top_on_an_index_read_from_disk_with_and_without_the_stored_impacts(tmp_path):
+    from knowledge.retrieval.store import IndexData, read_index, write_index
+
+    index, docs = _zipf_index(5_000, 12)
+    n = index.n_chunks
+    data = IndexData(chunk_ids=np.arange(n), document_ids=np.zeros(n, dtype=np.int64),
+                     is_reference=np.zeros(n, dtype=bool), bm25=index, vectors=np.zeros((n, 4), dtype=np.float32),
+                     sent_vectors=np.zeros((0, 4), dtype=np.float32), sent_offsets=np.zeros(n + 1, dtype=np.int64))
+    folder = write_index(data, tmp_path / "1")
+    loaded = read_index(folder).bm25
+    assert isinstance(loaded.impacts, np.memmap) and loaded.impact_step == index.impact_step
+    # An index written before the impacts were stored: they are made on first search.
+    for name in ("bm25_impacts.npy", "bm25_term_max.npy"):
+        (folder / name).unlink()
+    old = read_index(folder).bm25
+    assert old.impacts is None
+    for query in _queries(docs, 40, 13):
+        expected = top_k(*index.matching(query), 10)
+        for bm25 in (loaded, old):
+            got = bm25.top(query, 10)
+            np.testing.assert_array_equal(got[0], expected[0])
+            np.testing.assert_array_equal(got[1], expected[1])
+
+
+def test_top_ranks_scifact_claims_as_the_sparse_product_does():
+    # Real abstracts and claims: the first stage and its skipping never change a ranking
+    # against scoring every abstract with the sparse product (and its term-id order of sums).
+    from knowledge.retrieval.beir import load_beir
+
+    data = load_beir(shared_path("scifact", "beir"), split="test")
+    index = BM25Index.build([tokenize(t) for t in data.doc_texts])
+    for qid in sorted(data.queries):
+        query = tokenize(data.queries[qid])
+        expected_positions, expected_scores = top_k(np.arange(index.n_chunks), index.scores(query), 30)
+        keep = expected_scores > 0
+        positions, scores = index.top(query, 30)
+        np.testing.assert_array_equal(positions, expected_positions[keep], err_msg=qid)
+        np.testing.assert_allclose(scores, expected_scores[keep], rtol=1e-14, atol=0, err_msg=qid)
