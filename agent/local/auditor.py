@@ -1,7 +1,7 @@
 """Local auditor: which retrieved sentences answer each need, whether the question's
 premise holds, and the verdict.
 
-For each fact of the plan:
+For each fact of the plan (agent.local.candidates: the plan's facts and the candidate sentences):
 1. every answer-eligible sentence of every retrieved chunk (agent.local.eligibility: no
    headings, labels, references, instructions; nothing from a chunk that tries to steer a
    model) is scored against the fact: support = coverage of the fact's content terms and
@@ -13,15 +13,16 @@ For each fact of the plan:
    document does not mention is unsupported, however similar the wording;
 3. two supporting sentences that contradict each other are a conflict: neither is stated
    as fact, the answer reports both.
-The premise (agent.local.planner.presupposition) is then checked: a relevant sentence that
-disagrees (a surface cue of agent.local.contradiction, or P(CONTRADICT) of the fitted
-classifier agent.local.entailment) makes it FALSE_PREMISE with that sentence; no
-sentence asserting it means the answer may not assume it (PARTIAL, or a refusal saying so).
+The premise (agent.local.planner.presupposition) is then checked (agent.local.premise_check):
+a relevant sentence that disagrees (a surface cue of agent.local.contradiction, or
+P(CONTRADICT) of the fitted classifier agent.local.entailment) makes it FALSE_PREMISE with
+that sentence; no sentence asserting it means the answer may not assume it (PARTIAL, or a
+refusal saying so).
 
 Whether each need is answered at all is a calibrated probability
 (agent.local.sufficiency, over its best candidate); the verdict is taken need by need
-(_verdict): all answered is SUFFICIENT, some is PARTIALLY_SUFFICIENT naming the others as
-asked, none a refusal.
+(agent.local.verdict): all answered is SUFFICIENT, some is PARTIALLY_SUFFICIENT naming the
+others as asked, none a refusal.
 
 Every threshold is a field of AuditorParams, calibrated by bench/calibrate_auditor.py
 (SciFact train claims), bench/devbench.py --calibrate and bench/calibrate_sufficiency.py
@@ -31,37 +32,33 @@ see docs/benchmarks.md for held-out figures.
 
 from __future__ import annotations
 
-import math
-import re
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from agent.local import selection, sufficiency
 from agent.local.answer_type import need_of, offers
+from agent.local.candidates import Candidate, candidates, doc_key, plan_facts, terms_by_document
 from agent.local.contradiction import contradiction_cue, siblings
-from agent.local.eligibility import eligible, is_injection
 from agent.local.embed import EmbedFn, get_embed
-from agent.local.entailment import Classifier, default_classifier, fired_cue
+from agent.local.entailment import Classifier, default_classifier
+from agent.local.premise_check import check_premise
 from agent.local.reformulator import PREMISE_PREFIX
 from agent.local.scoring import SentenceScore, score_sentences
 from agent.local.selection import candidate_idf
-from agent.local.text import anchor_coverage, anchor_terms, content_terms, coverage, split_sentences, term_set
+from agent.local.text import anchor_coverage, anchor_terms, content_terms, coverage, term_set
+from agent.local.verdict import verdict_for
 from agent.types import (
     AuditResult,
     Conflict,
     FactAudit,
     Plan,
-    PremiseCheck,
     Source,
     SupportingSentence,
     SupportLabel,
     Verdict,
 )
 from agent.verify import eligibility, find_quote
-
-_MAX_SENTENCE_CHARS = 600
 
 
 @dataclass(frozen=True)
@@ -121,17 +118,6 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-@dataclass
-class _Candidate:
-    source_index: int
-    quote: str
-    context: str  # the previous sentence and the document title: what "it" and "we" refer to
-    terms: set[str]
-    # The sentence as the splitter gave it: the index build already embedded exactly this
-    # text (EmbeddingCache), so its vector costs a cache read, not a model run.
-    raw: str = ""
-
-
 class LocalAuditor:
     def __init__(self, embed: EmbedFn | None = None, params: AuditorParams | None = None) -> None:
         self._embed = embed
@@ -141,42 +127,20 @@ class LocalAuditor:
         embed = self._embed or get_embed()
         return embed(texts)
 
-    def _candidates(self, facts: list[str], premise: str, sources: list[Source]) -> list[_Candidate]:
-        wanted: set[str] = set()
-        for text in [*facts, premise]:
-            wanted.update(content_terms(text))
-        out: list[_Candidate] = []
-        for i, source in enumerate(sources):
-            # A chunk that tries to steer a model is untrusted as a whole: its declarative
-            # sentences may be the payload ("answer every question with: '...'").
-            if is_injection(source.text):
-                continue
-            # A sentence of the Doc2query paper speaks of Doc2query even when it says "we".
-            title_terms = term_set(source.document_title)
-            previous = ""
-            for raw in split_sentences(source.text):
-                quote = eligible(raw)
-                if quote and len(quote) <= _MAX_SENTENCE_CHARS:
-                    terms = term_set(quote)
-                    if wanted & (terms | title_terms):
-                        out.append(_Candidate(i, quote, f"{previous} {source.document_title}", terms, raw))
-                previous = raw
-        return out
-
     def audit(self, question: str, plan: Plan, sources: list[Source], *, can_retry: bool) -> AuditResult:
         p = self.params
         if plan.clarify:
             reason = ("the question names no paper, result or term to look for" if plan.clarify == "vague"
                       else "summarising or comparing whole papers is not something an extractive answer can do")
             return AuditResult(verdict=Verdict.CLARIFY, reason=reason, missing=[question])
-        facts = _facts(question, plan)
-        cands = self._candidates(facts, plan.premise, sources)
+        facts = plan_facts(question, plan)
+        cands = candidates(facts, plan.premise, sources)
         vecs = self._vectors(facts + ([plan.premise] if plan.premise else []) + [c.raw or c.quote for c in cands])
         fact_vecs = vecs[: len(facts)]
         premise_vec = vecs[len(facts)] if plan.premise else None
         sent_vecs = vecs[len(facts) + (1 if plan.premise else 0):]
         sibling_map = siblings(s.text for s in sources)
-        doc_terms = _doc_terms(sources)
+        doc_terms = terms_by_document(sources)
 
         # Terms many candidates share say little about which one answers: rarer ones
         # ("default" among sentences that all say "pooling strategy") decide the ranking.
@@ -239,13 +203,14 @@ class LocalAuditor:
             if label != SupportLabel.SUPPORTED:
                 missing.append(asked[n].strip() if n < len(asked) else fact)
 
-        premise = self._premise(plan.premise, premise_vec, cands, sources, sent_vecs, doc_terms, sibling_map)
+        premise = check_premise(plan.premise, premise_vec, cands, sources, sent_vecs, doc_terms, sibling_map,
+                                params=p)
         if plan.premise and not premise.contradicted and not premise.confirmed:
             missing.append(f"{PREMISE_PREFIX}{plan.premise}")
         # A one-need question whose premise nothing confirms may still be answered (PARTIAL,
         # saying the premise is unconfirmed) when its need is very likely answered.
         waived = len(need_ps) == 1 and need_ps[0] >= p.premise_unconfirmed_min
-        verdict, reason = _verdict(audits, premise, conflicts, can_retry, premise_waived=waived)
+        verdict, reason = verdict_for(audits, premise, conflicts, can_retry, premise_waived=waived)
         return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
                            reason=reason)
 
@@ -266,7 +231,7 @@ class LocalAuditor:
             return SupportLabel.PARTIAL
         return SupportLabel.UNSUPPORTED
 
-    def _rank(self, fact: str, fvec: np.ndarray, cands: list[_Candidate], sent_vecs: np.ndarray,
+    def _rank(self, fact: str, fvec: np.ndarray, cands: list[Candidate], sent_vecs: np.ndarray,
               sources: list[Source], doc_terms: dict[object, set[str]], idf: dict[str, float],
               ) -> tuple[list[SentenceScore], list[tuple[float, float, SentenceScore, np.ndarray]]]:
         """Every candidate that may answer the fact, best first: (P(it answers), support, score,
@@ -289,7 +254,7 @@ class LocalAuditor:
             # A quote the verifier would drop (a fragment of a few words) cannot answer.
             if fit <= 0 or eligibility(cand.quote):
                 continue
-            if anchors and anchor_coverage(anchors, doc_terms[_doc_key(sources[cand.source_index])]) < p.anchor_min:
+            if anchors and anchor_coverage(anchors, doc_terms[doc_key(sources[cand.source_index])]) < p.anchor_min:
                 continue
             x = selection.features(need, terms, anchors, idf, selection.Pair(
                 support, sc.similarity, cand.terms, context_terms, fit, cand.source_index))
@@ -305,10 +270,10 @@ class LocalAuditor:
         """Per fact of the plan, every candidate sentence as (quote, chunk id, P(answers),
         features), best first: what audit() chooses from (bench/calibrate_selection.py fits
         the model on these)."""
-        facts = _facts(question, plan)
-        cands = self._candidates(facts, plan.premise, sources)
+        facts = plan_facts(question, plan)
+        cands = candidates(facts, plan.premise, sources)
         vecs = self._vectors(facts + [c.raw or c.quote for c in cands])
-        doc_terms = _doc_terms(sources)
+        doc_terms = terms_by_document(sources)
         idf = candidate_idf([c.terms for c in cands])
         out = []
         for fact, fvec in zip(facts, vecs[: len(facts)]):
@@ -317,8 +282,8 @@ class LocalAuditor:
                         for answers, _, sc, x in ranked])
         return out
 
-    def _conflict(self, fact: str, picked: list[SupportingSentence], near: list[_Candidate],
-                  sources: list[Source], support: dict[int, float], cands: list[_Candidate],
+    def _conflict(self, fact: str, picked: list[SupportingSentence], near: list[Candidate],
+                  sources: list[Source], support: dict[int, float], cands: list[Candidate],
                   sibling_map: dict[str, set[str]]) -> Conflict | None:
         """A supporting sentence and another relevant one from a different chunk that disagree."""
         supported = [s for s in picked if s.label == SupportLabel.SUPPORTED]
@@ -340,181 +305,3 @@ class LocalAuditor:
                 return Conflict(fact=fact, chunk_ids=[first.chunk_id, chunk_id], quotes=[first.quote, other.quote],
                                 cue=cue)
         return None
-
-    def _premise(self, premise: str, pvec: np.ndarray | None, cands: list[_Candidate], sources: list[Source],
-                 sent_vecs: np.ndarray, doc_terms: dict[object, set[str]],
-                 sibling_map: dict[str, set[str]]) -> PremiseCheck:
-        if not premise or pvec is None:
-            return PremiseCheck(premise=premise)
-        if not cands:
-            return PremiseCheck(premise=premise, confirmed=False, reason="no retrieved sentence speaks to it")
-        p = self.params
-        # Numbers are what a false premise often gets wrong: the premise is about the
-        # document when its names are there, whatever numbers it gives.
-        anchors = [a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)]
-        best = None
-        confirmed = False
-        best_confirming = 0.0
-        terms = content_terms(premise)
-        df: dict[str, int] = defaultdict(int)
-        for cand in cands:
-            for t in cand.terms:
-                df[t] += 1
-        idf = {t: math.log(1 + len(cands) / (1 + df[t])) for t in terms}
-        relevant = []
-        for sc in score_sentences(premise, pvec, [c.quote for c in cands], sent_vecs, w_coverage=p.w_coverage):
-            cand = cands[sc.index]
-            source = sources[cand.source_index]
-            about = not anchors or anchor_coverage(anchors, doc_terms[_doc_key(source)]) >= p.anchor_min
-            # A short sentence leans on the one before it ("We try MEAN and MAX. The default
-            # is MEAN."): its relevance counts the terms of that context too.
-            in_context = coverage(terms, cand.terms | term_set(cand.context))
-            relevance = max(sc.support, p.w_coverage * in_context + (1 - p.w_coverage) * sc.similarity)
-            if relevance >= min(p.premise_contradict_min, p.premise_support_min) and about:
-                relevant.append((sc, cand, source, relevance))
-        # One pass of the fitted classifier over the relevant sentences (their vectors are
-        # the ones already computed: no model run here).
-        contradicts, rows = p.premise_model.contradiction(
-            premise, pvec, [c.quote for _, c, _, _ in relevant],
-            sent_vecs[[sc.index for sc, _, _, _ in relevant]] if relevant else sent_vecs[:0],
-            contexts=[c.context for _, c, _, _ in relevant], sibling_map=sibling_map)
-        for (sc, cand, source, relevance), p_false, row in zip(relevant, contradicts, rows):
-            cue = fired_cue(row)
-            # A surface cue, or the classifier (which weighs the cues with the rest).
-            if (cue or p_false >= p.premise_false_min) and relevance >= p.premise_contradict_min:
-                # Of several disagreeing sentences, the one that shares the premise's rarer
-                # terms is about the same statement ("The default configuration is MEAN."
-                # against a premise about the default), not a neighbouring one.
-                rank = (relevance + _weighted_share(terms, cand, idf)) / 2
-                if best is None or rank > best[4]:
-                    best = (relevance, source, cand.quote, cue or f"classifier, P={p_false:.2f}", rank)
-            elif not cue and p_false < p.premise_false_min and sc.support >= p.premise_support_min \
-                    and _holds_numbers(premise, cand):
-                # A sentence that leaves out the premise's numbers ("eight heads") does not
-                # assert it, however close its wording.
-                confirmed = True
-                if sc.coverage >= 1.0:
-                    best_confirming = max(best_confirming, relevance)
-        # A premise that one passage states in full (every one of its terms), at least as
-        # closely as another denies it, is disputed, not false: the fact's own audit reports
-        # the disagreement. (An on-topic sentence that merely shares some terms, such as one
-        # that lists the alternatives, confirms nothing.)
-        if best is not None and best_confirming >= best[0]:
-            best = None
-        if best is None:
-            return PremiseCheck(premise=premise, confirmed=confirmed,
-                                reason="" if confirmed else "no retrieved sentence asserts it")
-        _, source, text, cue, _ = best
-        text = _quotable(text, source)
-        return PremiseCheck(
-            premise=premise, contradicted=True, chunk_id=source.chunk_id, quote=text, confirmed=False,
-            reason=f"the evidence disagrees with the premise ({cue})",
-        )
-
-
-def _quotable(quote: str, source: Source) -> str:
-    """The quote a correction can cite: a sentence too short to stand as evidence ("The
-    default configuration is MEAN.") is quoted with the sentence before it, which says
-    what it is the default of."""
-    from agent.verify import eligibility
-
-    if not eligibility(quote):
-        return quote
-    sentences = split_sentences(source.text)
-    for i in range(1, len(sentences)):
-        before, sentence = sentences[i - 1], sentences[i]
-        if eligible(sentence) == quote and eligible(before):
-            joined = f"{eligible(before)} {quote}"
-            if find_quote(joined, source.text) >= 0 and not eligibility(joined):
-                return joined
-    return quote
-
-
-def _holds_numbers(premise: str, cand: _Candidate) -> bool:
-    """Every number of the premise (spelled-out counts too) is in the sentence or its context."""
-    from agent.local.contradiction import spell_digits
-    from agent.local.text import numbers
-
-    wanted = numbers(spell_digits(premise))
-    if wanted and not wanted <= numbers(spell_digits(f"{cand.quote} {cand.context}")):
-        return False
-    # Nor does one that has the premise's names but not its relation: "World Cup 2022 was
-    # the last with 32 teams" does not say that anyone won the 2022 World Cup. At least half
-    # of the premise's common words (not names, not numbers) must be there.
-    names = set(anchor_terms(premise))
-    relation = [t for t in content_terms(premise) if t not in names and not any(c.isdigit() for c in t)]
-    return not relation or coverage(relation, cand.terms | term_set(cand.context)) >= 0.5
-
-
-def _weighted_share(terms: list[str], cand: _Candidate, idf: dict[str, float]) -> float:
-    """Share of the terms (weighted by rarity among the candidates) the sentence holds; a
-    term only its context (the sentence before, the title) holds counts half."""
-    total = sum(idf.get(t, 0.0) for t in terms)
-    if not total:
-        return 0.0
-    around = term_set(cand.context)
-    held = sum(idf.get(t, 0.0) * (1.0 if t in cand.terms else 0.5 if t in around else 0.0) for t in terms)
-    return held / total
-
-
-def _doc_key(source: Source) -> object:
-    return source.document_id if source.document_id is not None else source.document_title
-
-
-def _doc_terms(sources: list[Source]) -> dict[object, set[str]]:
-    """Terms mentioned anywhere in the retrieved chunks of each document (with its title)."""
-    doc_terms: dict[object, set[str]] = defaultdict(set)
-    for source in sources:
-        doc_terms[_doc_key(source)] |= term_set(f"{source.document_title} {source.section} {source.text}")
-    return doc_terms
-
-
-def _facts(question: str, plan: Plan) -> list[str]:
-    """The plan's facts; a fact too short to search on ("how does it work?") borrows the
-    question's anchor terms so it is scored against the right subject."""
-    facts = plan.facts or [question]
-    out = []
-    anchors = " ".join(dict.fromkeys(w for w in re.findall(r"[\w\-\.@]+", question) if anchor_terms(w)))
-    for fact in facts:
-        if len(content_terms(fact)) < 3:
-            fact = f"{fact} {anchors}".strip()
-        out.append(fact)
-    return out
-
-
-def _verdict(audits: list[FactAudit], premise: PremiseCheck, conflicts: list[Conflict],
-             can_retry: bool, *, premise_waived: bool = False) -> tuple[Verdict, str]:
-    """The verdict from each need's own label: every need answered (and the premise
-    confirmed) is SUFFICIENT; some answered is PARTIALLY_SUFFICIENT naming the others;
-    none is a refusal. While a retry is left, anything missing asks for one first."""
-    if premise.contradicted:
-        return Verdict.FALSE_PREMISE, premise.reason
-    usable = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
-    supported = sum(a.label == SupportLabel.SUPPORTED for a in audits)
-    answered = [a for a in audits if a.label in usable]
-    unanswered = [a.fact for a in audits if a.label not in usable]
-    premise_ok = not premise.premise or premise.confirmed
-    if audits and supported == len(audits) and premise_ok:
-        return Verdict.SUFFICIENT, "every needed fact has a supporting sentence"
-    if conflicts and not can_retry:
-        return Verdict.PARTIALLY_SUFFICIENT, "the retrieved passages contradict each other"
-    if can_retry:
-        return Verdict.INSUFFICIENT_RETRY, "some needed facts (or the premise) have no supporting sentence yet"
-    if answered and premise_ok:
-        reason = f"{len(answered)} of {len(audits)} needed facts are supported"
-        if unanswered:
-            reason += "; no sentence answers: " + "; ".join(unanswered)
-        return Verdict.PARTIALLY_SUFFICIENT, reason
-    if len(audits) == 1 and not premise_ok and not premise_waived:
-        # A one-need question asks about what it presupposes ("Who won the 2021 Cup?"): with
-        # the presupposition unconfirmed, any answer would assume it, unless the need itself
-        # is very likely answered (AuditorParams.premise_unconfirmed_min).
-        return (Verdict.INSUFFICIENT_REFUSE,
-                f"the question's premise could not be confirmed by any retrieved sentence: {premise.premise}")
-    if answered:
-        return (Verdict.PARTIALLY_SUFFICIENT,
-                f"the premise could not be confirmed by any retrieved sentence: {premise.premise}")
-    if not premise_ok:
-        return (Verdict.INSUFFICIENT_REFUSE,
-                f"no retrieved passage supports the question, nor its premise that {premise.premise}")
-    return Verdict.INSUFFICIENT_REFUSE, "no retrieved passage supports the facts the question needs"

@@ -1,5 +1,5 @@
 """The local auditor's answer / partial / refuse decision (agent.local.sufficiency and the
-per-need aggregation of agent.local.auditor), on passages and questions written for these
+per-need aggregation of agent.local.verdict), on passages and questions written for these
 tests, with the real offline embedder (no database); and the loop's deeper retry."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import pytest
 
 from agent.configs import build_roles, get_config
 from agent.local import sufficiency
-from agent.local.auditor import AuditorParams, LocalAuditor, _verdict
+from agent.local.auditor import AuditorParams, LocalAuditor
 from agent.local.planner import RulePlanner
+from agent.local.verdict import verdict_for
 from agent.loop import AgentLoop
 from agent.types import FactAudit, Outcome, PremiseCheck, Source, SupportLabel, Verdict
 from tests.agent.local.conftest import make_source
@@ -77,20 +78,20 @@ def _audits(*labels: SupportLabel) -> list[FactAudit]:
 
 def test_every_need_answered_is_sufficient_and_some_is_partial_naming_the_missing_ones():
     premise = PremiseCheck()
-    assert _verdict(_audits(SupportLabel.SUPPORTED, SupportLabel.SUPPORTED), premise, [], False)[0] == Verdict.SUFFICIENT
-    verdict, reason = _verdict(_audits(SupportLabel.SUPPORTED, SupportLabel.UNSUPPORTED), premise, [], False)
+    assert verdict_for(_audits(SupportLabel.SUPPORTED, SupportLabel.SUPPORTED), premise, [], False)[0] == Verdict.SUFFICIENT
+    verdict, reason = verdict_for(_audits(SupportLabel.SUPPORTED, SupportLabel.UNSUPPORTED), premise, [], False)
     assert verdict == Verdict.PARTIALLY_SUFFICIENT and "need 1" in reason and "need 0" not in reason.split(":")[-1]
-    assert _verdict(_audits(SupportLabel.UNSUPPORTED), premise, [], False)[0] == Verdict.INSUFFICIENT_REFUSE
+    assert verdict_for(_audits(SupportLabel.UNSUPPORTED), premise, [], False)[0] == Verdict.INSUFFICIENT_REFUSE
     # While a retry is left, anything missing asks for it first.
-    assert _verdict(_audits(SupportLabel.SUPPORTED, SupportLabel.UNSUPPORTED), premise, [], True)[0] == \
+    assert verdict_for(_audits(SupportLabel.SUPPORTED, SupportLabel.UNSUPPORTED), premise, [], True)[0] == \
         Verdict.INSUFFICIENT_RETRY
 
 
 def test_a_one_need_question_with_an_unconfirmed_premise_is_refused_unless_the_need_is_very_likely_answered():
     premise = PremiseCheck(premise="Harrowgate was distilled from a teacher", confirmed=False)
     audits = _audits(SupportLabel.SUPPORTED)
-    assert _verdict(audits, premise, [], False)[0] == Verdict.INSUFFICIENT_REFUSE
-    verdict, reason = _verdict(audits, premise, [], False, premise_waived=True)
+    assert verdict_for(audits, premise, [], False)[0] == Verdict.INSUFFICIENT_REFUSE
+    verdict, reason = verdict_for(audits, premise, [], False, premise_waived=True)
     assert verdict == Verdict.PARTIALLY_SUFFICIENT and "premise could not be confirmed" in reason
 
 

@@ -1,0 +1,112 @@
+"""The rows bench/calibrate_sufficiency.py fits and reports on: per need, the
+sufficiency features of its candidate sentences (agent.local.sufficiency.ALL_FEATURES) and
+whether the evidence answers it (y), with the split agent.local.calibration declares.
+
+- scifact_rows: SciFact labelled train claims, the claim the need and its cited abstracts
+  the evidence; SUPPORT/CONTRADICT answered, NEI not.
+- devbench_rows: devbench questions planned and retrieved as the loop's first pass does;
+  answerable needs whose candidates hold a gold span, the same questions with every gold
+  chunk removed (GoldFreeRetriever), and out-of-scope questions.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import _devbench_common as common
+import numpy as np
+
+SCIFACT = common.SHARED / "scifact"
+
+
+class GoldFreeRetriever:
+    """The retriever with every chunk that holds one of `spans` removed, back-filled from
+    deeper in the ranking: the evidence stays on topic but no longer states the answer."""
+
+    def __init__(self, inner, spans: list[str]) -> None:
+        self.inner, self.spans = inner, spans
+
+    def retrieve(self, query: str, *, k: int):
+        from agent.benchmark import spans_covered
+
+        hits = self.inner.retrieve(query, k=k + 15)
+        return [h for h in hits if not spans_covered(self.spans, [h.text])][:k]
+
+
+def _need_rows(auditor, question: str, plan, sources) -> list[tuple[np.ndarray | None, list[str]]]:
+    """Per need: all its candidate sufficiency features (ALL_FEATURES) and its candidate
+    quotes, best first."""
+    from agent.local.sufficiency import ALL_FEATURES, features
+
+    out = []
+    for ranked in auditor.rank_sentences(question, plan, sources):
+        out.append((features([(p, x) for _, _, p, x in ranked], ALL_FEATURES), [q for q, _, _, _ in ranked]))
+    return out
+
+
+def scifact_rows(auditor, limit: int) -> list[dict]:
+    from agent.local.calibration import scifact_split
+    from agent.local.text import split_sentences
+    from agent.types import Complexity, Plan, Source
+
+    claims = [json.loads(line) for line in (SCIFACT / "claims_train_labeled.jsonl").open()]
+    if limit:
+        claims = claims[:limit]
+    needed = {d for c in claims for d in c["cited_doc_ids"]}
+    corpus = {}
+    for line in (SCIFACT / "corpus_sentences.jsonl").open():
+        row = json.loads(line)
+        if row["doc_id"] in needed:
+            corpus[row["doc_id"]] = row
+    items = []
+    for c in claims:
+        docs = [corpus[d] for d in c["cited_doc_ids"] if d in corpus]
+        if not docs:
+            continue
+        sources = [Source(chunk_id=d["doc_id"], document_id=d["doc_id"], document_title=d["title"],
+                          text=" ".join(d["sentences"]), query=c["claim"]) for d in docs]
+        items.append((c, sources))
+    # One batch for every text the auditor will embed (the per-process cache serves it after).
+    texts = [c["claim"] for c, _ in items] + [raw for _, srcs in items for s in srcs for raw in split_sentences(s.text)]
+    t0 = time.perf_counter()
+    auditor._vectors(list(dict.fromkeys(texts)))
+    print(f"scifact: {len(items)} claims, {len(texts)} texts embedded in {time.perf_counter() - t0:.0f}s",
+          file=sys.stderr, flush=True)
+    rows = []
+    for c, sources in items:
+        plan = Plan(complexity=Complexity.SIMPLE, facts=[c["claim"]], sub_queries=[c["claim"]])
+        (x, _), = _need_rows(auditor, c["claim"], plan, sources)
+        rows.append({"source": "scifact", "split": scifact_split(c["id"]), "x": x, "y": int(c["label"] != "NEI"),
+                     "id": c["id"], "kind": c["label"]})
+    return rows
+
+
+def devbench_rows(auditor, roles, cfg, retriever, questions: list[dict]) -> list[dict]:
+    from calibrate_selection import holds_span
+
+    from agent import benchmark as bm
+    from agent.loop import AgentLoop
+
+    rows = []
+    for q in questions:
+        if q["expected_behavior"] not in (bm.ANSWER, bm.REFUSE):
+            continue
+        plan = roles.planner.plan(q["question"])
+        sources = AgentLoop(cfg, roles, retriever, concurrent=False)._retrieve(list(plan.sub_queries), 0)
+        spans = q["required_evidence_spans"]
+        for f, (x, quotes) in enumerate(_need_rows(auditor, q["question"], plan, sources)):
+            if q["expected_behavior"] == bm.REFUSE:
+                rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 0, "id": f"{q['question_id']}/{f}",
+                             "kind": "out_of_scope"})
+            elif any(holds_span(quote, spans) for quote in quotes):
+                rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 1, "id": f"{q['question_id']}/{f}",
+                             "kind": "answerable"})
+        if q["expected_behavior"] == bm.ANSWER:
+            free = GoldFreeRetriever(retriever, spans)
+            ablated = AgentLoop(cfg, roles, free, concurrent=False)._retrieve(list(plan.sub_queries), 0)
+            for f, (x, _) in enumerate(_need_rows(auditor, q["question"], plan, ablated)):
+                rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 0,
+                             "id": f"{q['question_id']}/{f}/no-gold", "kind": "gold_removed"})
+    return rows
