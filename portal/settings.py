@@ -9,88 +9,12 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from portal.env import env_bool, env_choice, env_float, env_int, env_list, env_secret, env_str
+
 # One BLAS thread per process, set before anything imports numpy: web and worker processes
 # serve requests concurrently on few cores, and OpenBLAS's spinning threads made a 10k-row
 # dense search 100x slower on a busy 2-core machine (docs/benchmarks.md, "Retrieval").
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-# ---------------------------------------------------------------------------
-# Typed readers: a value that cannot be parsed stops start-up with a clear message.
-# `env_secret` also reads NAME_FILE, the path of a file holding the value.
-# ---------------------------------------------------------------------------
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ImproperlyConfigured(
-        f"{name}={raw!r} is not a boolean: use one of 1/0, true/false, yes/no, on/off."
-    )
-
-
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number.") from None
-    if minimum is not None and value < minimum:
-        raise ImproperlyConfigured(f"{name}={value} is below its minimum of {minimum}.")
-    return value
-
-
-def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a number.") from None
-    if minimum is not None and value < minimum:
-        raise ImproperlyConfigured(f"{name}={value} is below its minimum of {minimum}.")
-    return value
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
-
-
-def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
-    value = os.environ.get(name, default).strip()
-    if value not in choices:
-        raise ImproperlyConfigured(f"{name}={value!r} must be one of: {', '.join(choices)}.")
-    return value
-
-
-def env_secret(name: str, default: str = "") -> str:
-    """The value of NAME, or the contents of the file named by NAME_FILE."""
-    file_name = os.environ.get(f"{name}_FILE")
-    if file_name:
-        try:
-            return Path(file_name).read_text().strip()
-        except OSError as exc:
-            raise ImproperlyConfigured(f"{name}_FILE={file_name!r} cannot be read: {exc}") from None
-    return os.environ.get(name, default)
-
 
 # ---------------------------------------------------------------------------
 # Paths and core
@@ -301,57 +225,9 @@ CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("PORTAL_WORKER_MAX_MEMORY_KB", 1_50
 # Embeddings and LLM
 # ---------------------------------------------------------------------------
 
-EMBEDDING_BACKEND = env_choice("PORTAL_EMBEDDING_BACKEND", "local", ("local", "openai"))
-EMBEDDING_MODEL = env_str(
-    "PORTAL_EMBEDDING_MODEL",
-    "all-MiniLM-L6-v2-int8" if EMBEDDING_BACKEND == "local" else "text-embedding-3-small",
-)
-EMBEDDING_BATCH_SIZE = env_int("PORTAL_EMBEDDING_BATCH_SIZE", 32, minimum=1)
+# In portal/settings_llm.py (its __all__ lists them): EMBEDDING_*, LLM_*, OPENAI_API_KEY, OPENAI_BASE_URL.
+from portal.settings_llm import *  # noqa: E402, F403  (here, so the sections apply in this order)
 
-LLM_BACKEND = env_choice("PORTAL_LLM_BACKEND", "local", ("local", "openai", "embedded"))
-OPENAI_API_KEY = env_secret("PORTAL_OPENAI_API_KEY", env_secret("OPENAI_API_KEY"))
-OPENAI_BASE_URL = env_str("PORTAL_OPENAI_BASE_URL", env_str("OPENAI_BASE_URL", "")) or None
-LLM_MODEL = env_str("PORTAL_LLM_MODEL", "gpt-4o-mini")
-# A CPU model prefills ~1.5k prompt tokens in 10-40 s on a busy 2-core machine (docs/llm.md).
-LLM_TIMEOUT_SECONDS = env_float("PORTAL_LLM_TIMEOUT_SECONDS", 180.0 if LLM_BACKEND == "embedded" else 60.0,
-                                minimum=0.1)
-LLM_MAX_RETRIES = env_int("PORTAL_LLM_MAX_RETRIES", 3, minimum=0)
-# Stream the answer-writing call, so the run page shows the answer as it is generated.
-LLM_STREAM = env_bool("PORTAL_LLM_STREAM", True)
-# Wall-clock bound on one LLM call including its retries and backoff, so a run never hangs.
-LLM_BUDGET_SECONDS = env_float("PORTAL_LLM_BUDGET_SECONDS", 240.0 if LLM_BACKEND == "embedded" else 90.0,
-                               minimum=0.1)
-# The embedded model (agent/embedded, docs/llm.md): `embedded` is the openai backend pointed
-# at llama-server on 127.0.0.1:PORTAL_LLM_PORT, serving a model that registry packages ship
-# (`auto`: an installed opt-in Qwen model, else SmolLM2-135M); the built server and the
-# assembled model file live in PORTAL_LLM_CACHE.
-LLM_PORT = env_int("PORTAL_LLM_PORT", 8090, minimum=1)
-LLM_CACHE = Path(env_str("PORTAL_LLM_CACHE", "") or Path.home() / ".cache" / "grounded").expanduser()
-LLM_EMBEDDED_MODEL = env_str("PORTAL_LLM_EMBEDDED_MODEL", "auto")
-if LLM_BACKEND == "embedded":
-    from agent.embedded.catalog import EmbeddedError, resolve
-
-    try:
-        LLM_MODEL = resolve(LLM_EMBEDDED_MODEL, LLM_CACHE).key
-    except EmbeddedError as exc:
-        raise ImproperlyConfigured(f"PORTAL_LLM_EMBEDDED_MODEL: {exc}") from None
-    OPENAI_BASE_URL = f"http://127.0.0.1:{LLM_PORT}/v1"
-    OPENAI_API_KEY = ""
-# USD per million tokens (input, output). Extend with PORTAL_LLM_PRICES="model:in:out,...".
-LLM_PRICES = {
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "text-embedding-3-small": (0.02, 0.0),
-}
-for _item in env_list("PORTAL_LLM_PRICES", []):
-    try:
-        _model, _in, _out = _item.rsplit(":", 2)
-        LLM_PRICES[_model] = (float(_in), float(_out))
-    except ValueError:
-        raise ImproperlyConfigured(
-            f"PORTAL_LLM_PRICES item {_item!r} must look like model:input_price:output_price."
-        ) from None
 # Bound on one outbound call made inside a web request (the query embedding of a search with
 # the openai embeddings backend): one attempt, then a 503, so a slow service cannot hold
 # every web worker. Workers keep PORTAL_LLM_TIMEOUT_SECONDS and the retries.

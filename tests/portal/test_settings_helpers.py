@@ -7,7 +7,7 @@ import sys
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from portal.settings import env_bool, env_choice, env_int, env_list, env_secret
+from portal.env import env_bool, env_choice, env_int, env_list, env_secret
 from tests.conftest import ROOT
 
 
@@ -104,3 +104,11 @@ def test_mail_goes_to_the_console_unless_an_smtp_host_is_set():
     assert smtp.stdout.splitlines()[-1].split() == ["django.core.mail.backends.smtp.EmailBackend", "smtp.example.org", "465", "False"]
     both = _manage("check", PORTAL_DEBUG="1", PORTAL_EMAIL_USE_SSL="1")
     assert both.returncode != 0 and "exclude each other" in both.stderr
+
+
+def test_the_llm_settings_group_exports_every_setting_it_defines():
+    # portal/settings.py takes them with `import *`: one left out of __all__ would vanish.
+    import portal.settings_llm as group
+
+    defined = {name for name in vars(group) if name.isupper()}
+    assert defined == set(group.__all__)
