@@ -47,6 +47,7 @@ from agent.llm.candidates import (
 from agent.llm.client import LLMClient
 from agent.llm.drafts import DraftMemo, _draft_sentences, _extractive, _with_correction, refusal_draft
 from agent.llm.frugal import RejectedMemory, local_plan_suffices, needs_from_answer
+from agent.llm.premise import premise_disagreement
 from agent.llm.stream import _answer_preview
 from agent.llm.wire import AnswerOut, PlanOut, QueriesOut
 from agent.types import (
@@ -178,10 +179,17 @@ class LLMAuditor:
             facts.append(FactAudit(fact=need, label=label, sentences=sentences))
 
         premise = PremiseCheck(premise=plan.premise)
-        if out is not None and out.premise.contradicted and plan.premise and out.premise.sentence in by_number:
+        if out is not None and out.premise.contradicted and plan.premise.strip() and out.premise.sentence in by_number:
             c = by_number[out.premise.sentence]
-            premise = PremiseCheck(premise=plan.premise, contradicted=True, chunk_id=sources[c.source - 1].chunk_id,
-                                   quote=c.text, reason=f"sentence [{c.number}] states otherwise")
+            # The model's verdict stands only when the local checks find the sentence disagrees
+            # (agent.llm.premise); otherwise the question is judged by its needs.
+            how = premise_disagreement(plan.premise, c.text, context=[o.text for o in candidates], embed=self.embed)
+            if how:
+                premise = PremiseCheck(premise=plan.premise, contradicted=True, chunk_id=sources[c.source - 1].chunk_id,
+                                       quote=c.text, reason=f"sentence [{c.number}] states otherwise ({how})")
+            else:
+                log.info("model's premise verdict set aside: sentence [%d] does not disagree with %r",
+                         c.number, plan.premise)
 
         supported = [f for f in facts if f.label == SupportLabel.SUPPORTED]
         if premise.contradicted:

@@ -1,8 +1,8 @@
 """Citation verification: support, not presence.
 
-A package by topic: `quotes` (finding quotes, answer-eligible evidence), `claims` (the numbers
-and names a sentence asserts), `pairing` (which name each number belongs to), `supported` (the
-support check), `verifier` (CitationVerifier).
+A package by topic: `quotes` (finding quotes, answer-eligible evidence), `form` (sentences that
+assert nothing), `claims` (the numbers and names a sentence asserts), `pairing` (which name
+each number belongs to), `supported` (the support check), `verifier` (CitationVerifier).
 
 Rules (DESIGN.md, step 5), applied by `CitationVerifier` to every draft, whatever wrote it:
 - a marker that points outside the sources handed to the generator is dropped;
@@ -11,6 +11,8 @@ Rules (DESIGN.md, step 5), applied by `CitationVerifier` to every draft, whateve
   only if it is answer-eligible evidence (`eligibility`): a sentence-level span of prose,
   never a section heading ("5.4 Regularization"), a caption label ("Table 3:") or a
   fragment of a few words;
+- a sentence of an answer that asserts nothing (a question, the question restated, a repeat,
+  another script's letters, only numbers and symbols) is removed first (`form`, rules there);
 - a sentence of an answer must be SUPPORTED by its verified quotes (`support`):
   1. every number it states is in the quotes, up to formatting ("28.40" = "28.4",
      "1,000" = "1000", "300K" = "300000", "six" = "6") and one unit conversion

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent.local.text import content_terms, coverage, term_set
 from agent.types import Answer, CitationRef, Draft, DraftSentence, Outcome, QuoteRef, Source
+from agent.verify.form import form_check
 from agent.verify.quotes import clean_quote, eligibility, find_quote, neutralise_markers, normalise
 from agent.verify.supported import SUPPORT_MIN, EmbedFn, support
 
@@ -51,6 +52,18 @@ class CitationVerifier:
                 else:
                     dropped.append(f"uncited sentence: {sentence.text[:80]}")
                 continue
+            if asserting:
+                # Sentences that assert nothing (agent.verify.form): a question, the question
+                # restated, a repeat, another script, only numbers and symbols.
+                text, why, notes = form_check(
+                    sentence.text, question=question, quotes=[q.text for q in self._spans(sentence)],
+                    earlier=[k.text for k in kept])
+                dropped.extend(notes)
+                if why:
+                    dropped.append(f"asserts nothing: {sentence.text[:80]} ({why})")
+                    continue
+                if text != sentence.text:
+                    sentence = sentence.model_copy(update={"text": text})
             verified: list[tuple[int, Source, str, int]] = []  # (n, source, quote, start)
             for span in self._spans(sentence):
                 n = span.source

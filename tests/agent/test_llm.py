@@ -446,19 +446,39 @@ def test_the_auditor_never_asks_for_a_retry_on_the_last_pass(fake_openai, llm_cl
     assert audit.verdict == Verdict.INSUFFICIENT_REFUSE
 
 
+PARAMETERS = Source(chunk_id=13, document_title="Okapi at TREC", page=4, query="BM25 parameters",
+                    text="Okapi BM25 scores documents with the parameters k1 = 1.2 and b = 0.75 in all runs.")
+
+
 def test_the_auditor_keeps_a_premise_contradiction_only_with_a_shown_sentence(fake_openai, llm_client):
     fake_openai.queue(_answer_reply(premise=(True, 1)), _answer_reply(premise=(True, 0)))
+    plan = Plan(facts=["value of k1 in BM25"], sub_queries=["BM25 k1"], premise="Okapi BM25 scores documents with k1 = 2.0")
+    question = "Why does Okapi BM25 score documents with k1 = 2.0?"
+
+    audit = LLMAuditor(llm_client, embed=bow_embed).audit(question, plan, [PARAMETERS], can_retry=True)
+    unbacked = LLMAuditor(llm_client, embed=bow_embed).audit(question, plan, [PARAMETERS], can_retry=True)
+
+    assert audit.verdict == Verdict.FALSE_PREMISE
+    assert audit.premise.contradicted and audit.premise.chunk_id == 13
+    assert "k1 = 1.2" in audit.premise.quote and "number" in audit.premise.reason
+    assert unbacked.verdict != Verdict.FALSE_PREMISE
+
+
+def test_the_models_premise_verdict_without_a_local_disagreement_is_set_aside(fake_openai, llm_client):
+    # Issue #13: a small model calls a premise false on a sentence that only speaks of its
+    # subject ("bag-of-words ranking function" says nothing the local checks read as a denial).
+    fake_openai.queue(_answer_reply(needs=[{"need": 1, "sentences": [1]}], premise=(True, 1)),
+                      _answer_reply(premise=(True, 1)))
     plan = Plan(facts=["kind of model BM25 is"], sub_queries=["BM25"], premise="BM25 is a neural model")
+    empty = Plan(facts=["kind of model BM25 is"], sub_queries=["BM25"], premise="  ")
 
     audit = LLMAuditor(llm_client, embed=bow_embed).audit("Why is BM25 a neural model?", plan, _sources(),
                                                           can_retry=True)
-    unbacked = LLMAuditor(llm_client, embed=bow_embed).audit("Why is BM25 a neural model?", plan, _sources(),
-                                                             can_retry=True)
+    no_premise = LLMAuditor(llm_client, embed=bow_embed).audit("What kind of model is BM25?", empty, _sources(),
+                                                               can_retry=False)
 
-    assert audit.verdict == Verdict.FALSE_PREMISE
-    assert audit.premise.contradicted and audit.premise.chunk_id == 11
-    assert "BM25 is a bag-of-words ranking function" in audit.premise.quote
-    assert unbacked.verdict != Verdict.FALSE_PREMISE
+    assert not audit.premise.contradicted and audit.verdict == Verdict.SUFFICIENT, audit
+    assert not no_premise.premise.contradicted and no_premise.verdict == Verdict.INSUFFICIENT_REFUSE
 
 
 def test_the_auditor_calls_no_model_when_no_sentence_is_eligible(fake_openai, llm_client):

@@ -226,3 +226,115 @@ def test_a_question_costs_at_most_two_calls_and_1500_prompt_tokens(attention, fa
             assert 0 < len(numbered_sentences(request.text)) <= llm_roles.CANDIDATES
         assert request.body["max_tokens"] <= 600
     assert PAPERS.exists()
+
+
+# ---------------------------------------------------------------------------
+# Issue #13 point 0: the 0.5B model's replies on held-out questions. It called 9 of 20
+# premises false on sentences that did not disagree with them (one even agreed), copied the
+# question back as its answer, and wrote sentences that restate the question, repeat
+# themselves, trail off into another script or are only numbers and symbols.
+# ---------------------------------------------------------------------------
+
+HEADS = "How many attention heads does the base Transformer use?"
+HOW = "How does the Transformer compute its attention function?"
+FALSE_HEADS = "Why does the base Transformer use 12 attention heads?"
+
+
+def _sentence_with(sentences: dict[int, str], *needles: str) -> int:
+    return next((n for n, s in sentences.items() if all(k in s for k in needles)), 0)
+
+
+def _small_model(answer: list[str], *, premise_on: tuple[str, ...] | None, cite: tuple[str, ...]):
+    """A 0.5B-style reply: the premise called contradicted by the sentence holding `premise_on`
+    (None: not called), the needs and every answer sentence citing the one holding `cite`."""
+
+    def respond(body: dict) -> Reply:
+        name = (body.get("response_format") or {}).get("json_schema", {}).get("name", "")
+        if name != "AnswerOut":
+            return grounded_responder(body)
+        sentences = numbered_sentences(_prompt(body))
+        cited = _sentence_with(sentences, *cite) or min(sentences)
+        flagged = _sentence_with(sentences, *premise_on) if premise_on else 0
+        return Reply(content={"needs": [{"need": 1, "sentences": [cited]}],
+                              "premise": {"contradicted": bool(flagged), "sentence": flagged},
+                              "answer": [{"text": t, "sentences": [cited]} for t in answer]})
+
+    return respond
+
+
+def _kept_and_dropped(run: Run) -> tuple[str, str]:
+    verify = run.steps.get(kind="verify").output
+    return run.answer, " | ".join(verify.get("dropped", []))
+
+
+@pytest.mark.parametrize("config", ["agentic", "agentic_no_retry", "hybrid"])
+def test_a_premise_verdict_on_a_sentence_that_does_not_disagree_is_ignored(attention, fake_openai, config):
+    collection, user = attention
+    # The premise ("the Transformer compute its attention function") is what the cited
+    # sentence describes: the model called it contradicted anyway.
+    fake_openai.responder = _small_model(
+        ["The Transformer computes attention with the Scaled Dot-Product Attention.",
+         "How does the Transformer compute its attention function?"],
+        premise_on=("Scaled Dot-Product Attention",), cite=("Scaled Dot-Product Attention",))
+
+    run = _run(collection, user, HOW, config)
+
+    assert run.outcome != Outcome.FALSE_PREMISE, run.answer
+    assert "The question assumes" not in run.answer
+    answer, dropped = _kept_and_dropped(run)
+    assert "How does the Transformer compute" not in answer and "a question" in dropped, dropped
+
+
+@pytest.mark.parametrize("config", ["agentic", "agentic_no_retry", "hybrid"])
+def test_the_question_copied_back_is_neither_a_correction_nor_an_answer(attention, fake_openai, config):
+    collection, user = attention
+    # As on two held-out questions: a statement, then the question, copied back as one claim.
+    question = "The Transformer relies on multi-head attention. " + HOW
+    fake_openai.responder = _small_model([question], premise_on=("Scaled Dot-Product Attention",),
+                                         cite=("Scaled Dot-Product Attention",))
+
+    run = _run(collection, user, question, config)
+
+    assert run.outcome != Outcome.FALSE_PREMISE, run.answer
+    assert "relies on multi-head attention" not in run.answer and "How does" not in run.answer
+
+
+SAID = "In this work we employ h = 8 parallel attention layers, or heads."
+# The model's junk sentences (at most four answer items a reply) and why each is dropped.
+JUNK = [
+    {"The base Transformer uses attention heads.": "restates the question",
+     "In this work we employ h = 8 parallel attention layers.": "repeats an earlier sentence",
+     "The base Transformer uses 8 parallel随机 heads.": "CJK characters"},
+    {"8 & 8 (+8 & 8)": "only numbers and symbols",
+     "How many attention heads does the base Transformer use?": "a question",
+     "It uses 8 heads. It uses 8 heads and it uses 8 heads and it uses 8 heads.": "repeats itself"},
+]
+
+
+@pytest.mark.parametrize("config", ["agentic", "hybrid"])
+@pytest.mark.parametrize("junk", JUNK, ids=["restated-repeat-script", "symbols-question-loop"])
+def test_sentences_that_assert_nothing_are_dropped_with_their_reason(attention, fake_openai, config, junk):
+    collection, user = attention
+    fake_openai.responder = _small_model([SAID, *junk], premise_on=None, cite=("h = 8",))
+
+    run = _run(collection, user, HEADS, config)
+
+    answer, dropped = _kept_and_dropped(run)
+    assert run.outcome == Outcome.ANSWER and SAID.rstrip(".") in answer, (answer, dropped)
+    for sentence, reason in junk.items():
+        assert sentence not in answer, (sentence, answer)
+        assert reason in dropped, (reason, dropped)
+
+
+# "hybrid" has no audit: its outcome never comes from the model's premise verdict.
+@pytest.mark.parametrize("config", ["agentic", "agentic_no_retry"])
+def test_a_true_correction_still_ends_false_premise(attention, fake_openai, config):
+    collection, user = attention
+    fake_openai.responder = _small_model(["In this work we employ h = 8 parallel attention layers, or heads."],
+                                         premise_on=("h = 8",), cite=("h = 8",))
+
+    run = _run(collection, user, FALSE_HEADS, config)
+
+    assert run.outcome == Outcome.FALSE_PREMISE, run.answer
+    assert "h = 8" in run.answer
+    assert all(c.verified for c in run.citations.all()) and run.citations.exists()

@@ -1,0 +1,63 @@
+"""agent.verify.form: sentences that assert nothing (issue #13), and answers that do."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.verify.form import form_check, restates
+
+RERANK = ("When a pretrained T5 model is used as a passage reranker, how is the model's output turned into a "
+          "relevance score for ranking?")
+
+
+@pytest.mark.parametrize("sentence, reason", [
+    ("The model's output is turned into a relevance score for ranking.", "only restates the question"),
+    ("How is the model's output turned into a relevance score?", "a question"),
+    ("19.4% & 20.9% (+19.4% & 20.9%)", "only numbers and symbols"),
+    ("The output is ranked against a pool of 1 million随机", "CJK characters"),
+    ("The score is the probability of true: The score is the probability of true: [", "repeats itself"),
+])
+def test_a_sentence_that_asserts_nothing_is_dropped(sentence, reason):
+    text, why, _ = form_check(sentence, question=RERANK, quotes=["Documents are ranked by the probability."],
+                              earlier=[])
+
+    assert text == "" and reason in why, why
+
+
+def test_a_restating_lead_is_cut_and_the_rest_kept():
+    text, why, notes = form_check(
+        "The model's output is turned into a relevance score for ranking. Documents are ranked by the "
+        "probability of the token true.", question=RERANK, quotes=[], earlier=[])
+
+    assert not why and text == "Documents are ranked by the probability of the token true."
+    assert notes and "restates the question" in notes[0]
+
+
+def test_a_repeat_of_an_earlier_sentence_is_dropped_and_new_facts_are_kept():
+    earlier = ["The encoder has 6 layers and 8 heads."]
+
+    assert form_check("The encoder has 6 layers.", question="", quotes=[], earlier=earlier)[1] == \
+        "it repeats an earlier sentence"
+    assert form_check("The encoder has 12 layers.", question="", quotes=[], earlier=earlier)[1] == ""
+
+
+@pytest.mark.parametrize("sentence, question", [
+    # An answer adds a number, a name or a word the question lacks.
+    ("The base Transformer uses 8 attention heads.", "How many attention heads does the base Transformer use?"),
+    ("Ragas asks an LLM to split the answer into statements.", "How does Ragas compute faithfulness?"),
+    # A yes/no question is answered by restating it, or by its negation.
+    ("Doc2query follows the warmup schedule of the Transformer.", "Does Doc2query follow the warmup schedule?"),
+    ("The warmup schedule is not the Transformer's.", "Which warmup schedule does Doc2query use?"),
+])
+def test_answers_are_not_restatements(sentence, question):
+    assert not restates(sentence, question)
+    assert form_check(sentence, question=question, quotes=[], earlier=[])[0] == sentence
+
+
+def test_letters_of_the_questions_or_quotes_script_are_kept():
+    sentence = "The similarity is scaled by a temperature τ = 0.01."
+
+    assert form_check(sentence, question="What temperature?", quotes=["a temperature τ = 0.01"], earlier=[])[0] \
+        == sentence
+    assert "GREEK" in form_check(sentence, question="What temperature?", quotes=["a temperature of 0.01"],
+                                 earlier=[])[1]
