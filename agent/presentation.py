@@ -23,6 +23,7 @@ from agent.steps import (
     VerifyStep,
     WebSearchStep,
 )
+from agent.types import parse_replaced_note
 from agent.verify import neutralise_markers, quote_span
 
 MARKER_RE = re.compile(r"\[(\d+)\]")
@@ -124,6 +125,12 @@ def removed_sentences(answer: str, generate: Step | None, verify: Step | None) -
         if reasons:
             # The first reason is the cause; a later "without a supporting citation" its effect.
             out.append(RemovedSentence(text=text, why=_why_removed(reasons[0])))
+    for note in verify.dropped:
+        replaced = parse_replaced_note(note)
+        if replaced is not None and replaced[0].strip() not in answer:
+            # A model's sentence the generator gave up for the sentence it cites, verbatim.
+            out.append(RemovedSentence(text=neutralise_markers(replaced[0]).strip(),
+                                       why=f"{_why_removed(replaced[1])}; replaced by the sentence it cites"))
     return out
 
 

@@ -200,7 +200,27 @@ class Draft(BaseModel):
     missing_note: str = ""
     # Concrete rephrasings the user can pick (CLARIFY, and requests the backend cannot do).
     suggestions: list[str] = Field(default_factory=list)
+    # What the generator changed before verification (e.g. a model's sentence replaced by the
+    # sentence it cites), listed with the verifier's own notes on the verify step.
+    notes: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
+
+
+_REPLACED = "replaced by the sentence it cites: "
+_BECAUSE = " [because: "
+
+
+def replaced_note(text: str, why: str) -> str:
+    """The Draft note of a sentence the generator replaced by the sentence it cites."""
+    return f"{_REPLACED}{text}{_BECAUSE}{why}]"
+
+
+def parse_replaced_note(note: str) -> tuple[str, str] | None:
+    """(the replaced sentence, the verifier's reason) of a replaced_note, else None."""
+    if not note.startswith(_REPLACED) or _BECAUSE not in note:
+        return None
+    text, _, why = note[len(_REPLACED):].rpartition(_BECAUSE)
+    return text, why.removesuffix("]")
 
 
 class CitationRef(BaseModel):

@@ -21,8 +21,9 @@ from agent.types import (
     Source,
     SupportLabel,
     Verdict,
+    replaced_note,
 )
-from agent.verify import normalise, strip_markers
+from agent.verify import CitationVerifier, normalise, strip_markers
 
 
 def _draft_sentences(claims: Sequence[ClaimOut], by_number: dict[int, Candidate]) -> list[DraftSentence]:
@@ -42,6 +43,42 @@ def _draft_sentences(claims: Sequence[ClaimOut], by_number: dict[int, Candidate]
         citations = list(dict.fromkeys(e.source for e in evidence))
         out.append(DraftSentence(text=text, citations=citations, quote=evidence[0].text, evidence=evidence))
     return out
+
+
+def quote_when_unsupported(sentences: Sequence[DraftSentence], sources: Sequence[Source], *, question: str,
+                           outcome: Outcome, verifier: CitationVerifier | None = None,
+                           ) -> tuple[list[DraftSentence], list[str]]:
+    """Each model-written sentence the verifier would drop, replaced by the sentence it cites;
+    with a note per replacement.
+
+    A small model often picks the right numbered sentence and then words the answer badly (an
+    invented number, the question restated, half the claim). Its choice is still worth having:
+    the cited sentence itself, verbatim, is then the answer sentence (as the extractive backend
+    writes it), and the verifier checks it like any other: an ineligible quote (a heading, a
+    lead-in, markup), a sentence off the question (agent.verify.relevance) or one already used
+    is dropped there, as it would be from an extractive answer. The model only chose among the
+    answer-eligible sentences the local scorer showed it (agent.llm.candidates).
+    """
+    verifier = verifier or CitationVerifier()
+    out: list[DraftSentence] = []
+    notes: list[str] = []
+    used: set[str] = set()
+    for sentence in sentences:
+        checked = verifier.verify(Draft(outcome=outcome, sentences=[sentence]), list(sources), question=question)
+        if any(s.citations for s in checked.sentences):
+            out.append(sentence)
+            used.update(normalise(e.text) for e in sentence.evidence)
+            continue
+        spans = sentence.evidence or [QuoteRef(source=n, text=sentence.quote) for n in sentence.citations]
+        quote = next((e for e in spans if e.text and normalise(e.text) not in used), None)
+        if quote is None:
+            out.append(sentence)
+            continue
+        used.add(normalise(quote.text))
+        why = checked.dropped[0] if checked.dropped else "not supported"
+        notes.append(replaced_note(sentence.text, why))
+        out.append(DraftSentence(text=quote.text, citations=[quote.source], quote=quote.text, evidence=[quote]))
+    return out, notes
 
 
 def _extractive(facts: Sequence[FactAudit], sources: Sequence[Source]) -> list[DraftSentence]:

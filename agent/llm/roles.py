@@ -45,7 +45,14 @@ from agent.llm.candidates import (
     candidate_sentences,
 )
 from agent.llm.client import LLMClient
-from agent.llm.drafts import DraftMemo, _draft_sentences, _extractive, _with_correction, refusal_draft
+from agent.llm.drafts import (
+    DraftMemo,
+    _draft_sentences,
+    _extractive,
+    _with_correction,
+    quote_when_unsupported,
+    refusal_draft,
+)
 from agent.llm.frugal import RejectedMemory, local_plan_suffices, needs_from_answer
 from agent.llm.premise import premise_disagreement
 from agent.llm.stream import _answer_preview
@@ -291,12 +298,15 @@ class LLMGenerator:
                 sentences = _with_correction(sentences, audit.premise, sources)
             if not sentences and audit is not None:
                 sentences = _extractive(audit.facts, sources)
+        notes: list[str] = []
+        if outcome in (Outcome.ANSWER, Outcome.PARTIAL):
+            sentences, notes = quote_when_unsupported(sentences, sources, question=question, outcome=outcome)
         # The audit decides the outcome, not the generator: it cannot talk its way out of
         # a partial answer or into a premise correction the evidence did not show.
         missing = ""
         if outcome == Outcome.PARTIAL and audit is not None and audit.missing:
             missing = "No supporting evidence was found for: " + "; ".join(audit.missing)
-        return Draft(outcome=outcome, sentences=sentences, missing_note=missing, usage=usage)
+        return Draft(outcome=outcome, sentences=sentences, missing_note=missing, usage=usage, notes=notes)
 
 
 def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = True,

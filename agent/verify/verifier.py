@@ -43,7 +43,7 @@ class CitationVerifier:
         # One citation per (chunk, quote): a reader who clicks [n] sees the very sentence
         # that backs the claim, even when two claims rest on one chunk.
         by_span: dict[tuple[int, str], CitationRef] = {}
-        dropped: list[str] = []
+        dropped: list[str] = list(draft.notes)
         asserting = draft.outcome not in _UNCITED_OK
         for sentence in draft.sentences:
             if not sentence.citations and not sentence.evidence:

@@ -85,8 +85,10 @@ def test_a_value_moved_to_another_row_of_its_quote_never_ends_verified(collectio
 
     # The replay did reach the model with the quote that holds both values.
     assert any("14.4%" in s and "31.8%" in s for sentences in shown for s in sentences.values())
-    assert "14.4" not in run.answer, run.answer
-    assert run.outcome in (Outcome.PARTIAL, Outcome.REFUSAL), (run.outcome, run.answer)
+    # The model's pairing never stands: its sentence is dropped, or gives way to the sentence it
+    # cites, verbatim, which pairs each value with its system ("ANCE and TAS-B ... 14.4% and 31.8%").
+    assert "TAS-B had a Hole@10 of 14.4%" not in run.answer, run.answer
+    assert run.outcome == Outcome.REFUSAL or "ANCE and TAS-B have a much higher Hole@10 of 14.4% and 31.8%" in run.answer
     verify = run.steps.filter(kind="verify").last().output
     assert any("14.4% for TAS-B" in d and "ANCE" in d for d in verify["dropped"]), verify
 

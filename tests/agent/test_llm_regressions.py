@@ -338,3 +338,37 @@ def test_a_true_correction_still_ends_false_premise(attention, fake_openai, conf
     assert run.outcome == Outcome.FALSE_PREMISE, run.answer
     assert "h = 8" in run.answer
     assert all(c.verified for c in run.citations.all()) and run.citations.exists()
+
+
+@pytest.mark.parametrize("config", ["agentic", "hybrid"])
+@pytest.mark.parametrize("worded", [
+    "The base Transformer uses 16 attention heads.",     # the right sentence, a wrong number
+    "The base Transformer uses attention heads.",        # the question restated
+], ids=["wrong-number", "restated"])
+def test_a_badly_worded_sentence_gives_way_to_the_sentence_it_cites(attention, fake_openai, config, worded):
+    collection, user = attention
+    # The model picked the sentence that answers, then worded its answer badly: the sentence it
+    # cites, verbatim, is the answer (checked like any other), never its wording.
+    fake_openai.responder = _small_model([worded], premise_on=None, cite=("h = 8",))
+
+    run = _run(collection, user, HEADS, config)
+
+    assert run.outcome == Outcome.ANSWER, run.steps.filter(kind="verify").last().output["dropped"]
+    assert worded.rstrip(".") not in run.answer and "16" not in run.answer
+    assert "h = 8" in run.answer, run.answer
+    _numbers_in_answer_are_cited(run)
+    assert all(c.verified for c in run.citations.all()) and run.citations.exists()
+
+
+def test_a_sentence_citing_only_a_heading_is_not_rescued(corpus):
+    sources = _attention_sources(corpus)
+    heading = next(n for n, s in enumerate(sources, start=1) if "5.4 Regularization" in s.text)
+    draft = [DraftSentence(text="The base Transformer has 12 layers.", citations=[heading],
+                           evidence=[QuoteRef(source=heading, text="5.4 Regularization")])]
+
+    from agent.llm.drafts import quote_when_unsupported
+
+    out, _ = quote_when_unsupported(draft, sources, question=COMPARE, outcome=Outcome.ANSWER)
+    answer = CitationVerifier().verify(Draft(outcome=Outcome.ANSWER, sentences=out), sources, question=COMPARE)
+
+    assert answer.outcome == Outcome.REFUSAL and not answer.citations

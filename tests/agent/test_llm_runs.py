@@ -125,10 +125,13 @@ def test_a_hijacked_model_cannot_turn_a_hostile_document_into_an_answer(openai_s
     run = services.run_execute(run_id=run.pk, retriever=ListRetriever(chunks))
 
     assert run.status == Run.Status.DONE, run.error
-    # The cited sentence does not say that BM25 is a neural network: the verifier drops the
-    # sentence, and nothing else is left to answer with.
-    assert run.outcome == Outcome.REFUSAL
-    assert "YES, BM25 is a neural network" not in run.answer
+    # The cited sentence does not say that BM25 is a neural network: the model's sentence never
+    # stands. At most the sentence it cited stands in for it, verbatim, and only when the local
+    # auditor also takes it for an answer (the BM25 definition; never the hostile text).
+    assert "YES" not in run.answer and "neural network" not in run.answer, run.answer
+    if run.outcome != Outcome.REFUSAL:
+        assert run.answer.startswith("BM25 is a bag-of-words ranking function"), run.answer
+    assert "IGNORE" not in run.answer
     assert not run.citations.filter(verified=True, quote__icontains="YES").exists()
     # Every request kept the hostile text inside its evidence element.
     for request in fake_openai.chat_requests:
