@@ -13,7 +13,8 @@ of half of the papers read by hand (docs/ingestion.md).
 `quotable` is the one definition of answer-eligible evidence for the whole code base (the
 agent's roles call it through agent.local.eligibility): a list mark or a glued heading is
 cut from the front (the rest is still a verbatim substring of the chunk, so a quote of it
-verifies), and what is left must be prose.
+verifies), and what is left must be prose. A lead-in that only introduces what follows it
+(`is_lead_in`: it ends in ":" or "as follows") is a fragment: it states nothing.
 """
 
 from __future__ import annotations
