@@ -101,6 +101,8 @@ def _why_removed(reason: str) -> str:
     detail_text = detail.group(1) if detail else ""
     if reason.startswith("unsupported"):
         return "not supported by its quote" + (f" ({detail_text})" if detail_text else "")
+    if reason.startswith("off the question"):
+        return "its quote is not about what the question asks"
     if detail_text == "quote not in the chunk":
         return "its quote is not in the cited passage"
     if detail_text.startswith("its quote is"):

@@ -15,6 +15,14 @@ agent.verify.support_score (key-term coverage + embedding similarity).
   (SciFact's contradictions are mostly paraphrases with no surface cue); the number and name
   checks catch some of them, which the full-gate figures show.
 
+`--relevance` calibrates the other threshold, agent.verify.relevance.RELEVANCE_MIN (is an
+answer sentence's evidence about what the question asks?), on devbench, which has questions (SciFact has
+none): correct pairs are bench/verifier_false_drops.py's (each sentence of a reference answer
+with its gold quotes, and each gold sentence copied); off-topic pairs are the same pairs asked
+with another question about the same paper (a supported sentence that answers another
+question). The threshold is the highest that drops at most --max-false-drop of the
+calibration half's correct pairs; both halves are reported.
+
 Claims are split as in bench/calibrate_auditor.py (claim id % 5: 0,1,2 calibrate; 3,4 held
 out). The threshold maximises balanced accuracy (SUPPORT vs NEI) on the calibration split
 among thresholds whose NEI false-accept rate there is at most --max-false-accept (a verifier
@@ -65,7 +73,12 @@ def main() -> None:
     parser.add_argument("--max-false-accept", type=float, default=0.2)
     parser.add_argument("--json", type=Path, default=None, help="also write the report here")
     parser.add_argument("--cache", type=Path, default=None, help="scores cache (JSON): read if present, else written")
+    parser.add_argument("--relevance", action="store_true", help="calibrate RELEVANCE_MIN on devbench instead")
+    parser.add_argument("--max-false-drop", type=float, default=0.05, help="--relevance: on the calibration half")
     args = parser.parse_args()
+    if args.relevance:
+        _relevance(args)
+        return
     if args.cache and args.cache.exists():
         rows, seconds = [tuple(r) for r in json.loads(args.cache.read_text())], 0.0
     else:
@@ -138,6 +151,61 @@ def _report(rows: list[tuple], seconds: float, args: argparse.Namespace) -> None
     }
     text = json.dumps(report, indent=1)
     print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
+
+
+def _relevance_rows(split: str, embed) -> list[dict]:
+    """Correct and off-topic (question, sentence, quotes) rows of one devbench half, scored."""
+    from agent.verify.relevance import relevance
+    from bench.verifier_false_drops import devbench_pairs
+
+    pairs = devbench_pairs(split)
+    copied = {(p["id"], q): {**p, "sentence": q, "quotes": [q]} for p in pairs for q in p["quotes"]}
+    correct = pairs + list(copied.values())
+    questions = {p["id"]: (p["question"], p["context"]) for p in correct}
+    rows = [{**p, "kind": "correct"} for p in correct]
+    for qid, (question, title) in questions.items():
+        rows += [{**p, "id": qid, "question": question, "kind": "off-topic, same paper", "from": p["id"]}
+                 for p in correct if p["context"] == title and p["id"] != qid]
+    for r in rows:
+        r["score"] = relevance(r["question"], r["quotes"], embed=embed)
+    return rows
+
+
+def _relevance(args: argparse.Namespace) -> None:
+    from agent.local.embed import cached
+    from knowledge.embeddings import get_embedder
+
+    embed = cached(get_embedder("local").embed)
+    t0 = time.perf_counter()
+    halves = {split: _relevance_rows(split, embed) for split in ("calibration", "test")}
+    correct = sorted(r["score"] for r in halves["calibration"] if r["kind"] == "correct")
+    # The highest threshold that drops at most max_false_drop of the calibration half's correct pairs.
+    allowed = int(args.max_false_drop * len(correct))
+    best = round(correct[allowed] - 0.005, 2) if correct else 0.0
+    while sum(s < best for s in correct) > allowed:
+        best = round(best - 0.01, 2)
+
+    def rates(rows: list[dict], t: float) -> dict:
+        out = {}
+        for kind in ("correct", "off-topic, same paper"):
+            rs = [r for r in rows if r["kind"] == kind]
+            out[kind] = {"pairs": len(rs), "dropped": sum(r["score"] < t for r in rs),
+                         "dropped_rate": round(sum(r["score"] < t for r in rs) / max(len(rs), 1), 3)}
+        return out
+
+    report = {"RELEVANCE_MIN": best, "max_false_drop": args.max_false_drop,
+              "calibration": rates(halves["calibration"], best), "held_out": rates(halves["test"], best),
+              "held_out_curve(threshold: correct dropped / off-topic dropped)": {
+                  f"{t:.2f}": "{} / {}".format(*(v["dropped_rate"] for v in rates(halves["test"], t).values()))
+                  for t in (0.1, 0.15, 0.2, 0.25, 0.3, 0.35)},
+              "seconds": round(time.perf_counter() - t0, 1)}
+    text = json.dumps(report, indent=1)
+    print(text)
+    for r in halves["test"]:
+        if r["kind"] == "correct" and r["score"] < best:
+            print(f"  held-out correct dropped {r['id']} {r['score']:.2f}: {r['sentence'][:100]!r}")
     if args.json:
         args.json.write_text(text + "\n")
 

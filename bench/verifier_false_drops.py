@@ -12,7 +12,11 @@ Correct sentence/quote pairs:
 - SciFact: each SUPPORT claim against its rationale sentences, the abstract as chunk and its
   title as context (no question: the subject check needs one).
 
-Only the checks that need no embedding are measured, one by one, as agent.verify.support runs
+`--quotes` measures the quote checks instead: gold quotes that agent.verify.eligibility rejects
+(judged in the page they come from; run at a base commit too for before/after) and, with
+`--relevance`, pairs whose quotes agent.verify.relevance finds off the question.
+
+Otherwise only the checks that need no embedding are measured, one by one, as agent.verify.support runs
 them: numbers, number/name pairing, names, and the subject check. "before" is the verifier
 before the pairing and subject checks (names accepted from the question when the chunk
 mentions them); "after" is agent.verify.support with its support score disabled. A drop on
@@ -133,6 +137,47 @@ def _after(p: dict) -> str:
     return "" if result.ok else result.reason
 
 
+def _eligibility(p: dict) -> str:
+    """Why a gold quote is not answer-eligible evidence (agent.verify.eligibility), or ""."""
+    from agent.verify import eligibility
+
+    try:
+        reasons = [eligibility(q, p["chunk"]) for q in p["quotes"]]
+    except TypeError:  # a base commit whose eligibility judges the quote alone
+        reasons = [eligibility(q) for q in p["quotes"]]
+    return next((f"quote is {r}" for r in reasons if r), "")
+
+
+def _off_question(p: dict, embed) -> str:
+    from agent.verify.relevance import RELEVANCE_MIN, relevance
+
+    if not p["question"]:
+        return ""
+    score = relevance(p["question"], p["quotes"], embed=embed)
+    return f"relevance {score:.2f} below {RELEVANCE_MIN:.2f}" if score < RELEVANCE_MIN else ""
+
+
+def report_quotes(name: str, pairs: list[dict], *, relevance: bool, show: bool) -> dict:
+    """Correct pairs whose gold quotes the eligibility rule rejects, and (with `relevance`) whose
+    quotes agent.verify.relevance finds off the question: each is a false drop."""
+    embed = None
+    if relevance:
+        from agent.local.embed import cached
+        from knowledge.embeddings import get_embedder
+
+        embed = cached(get_embedder("local").embed)
+    ineligible = [(p, _eligibility(p)) for p in pairs]
+    ineligible = [(p, r) for p, r in ineligible if r]
+    off = [(p, r) for p in pairs for r in [_off_question(p, embed) if embed else ""] if r]
+    out = {"set": name, "pairs": len(pairs), "quote_not_eligible": len(ineligible),
+           "off_the_question": len(off) if relevance else None}
+    print(json.dumps(out))
+    if show:
+        for p, r in ineligible + off:
+            print(f"  DROP {p['id']}: {p['sentence'][:90]!r} -> {r}")
+    return out
+
+
 def report(name: str, pairs: list[dict], *, show: bool) -> dict:
     before = [_before(p) for p in pairs]
     after = [_after(p) for p in pairs]
@@ -153,8 +198,18 @@ def main() -> None:
     parser.add_argument("--split", default="calibration", choices=["calibration", "test", "all"])
     parser.add_argument("--scifact", type=int, default=0, help="SUPPORT claims to use (0: all)")
     parser.add_argument("--quiet", action="store_true", help="do not print each newly dropped sentence")
+    parser.add_argument("--quotes", action="store_true",
+                        help="instead: gold quotes the eligibility rule rejects, and (--relevance) quotes off the question")
+    parser.add_argument("--relevance", action="store_true", help="with --quotes: also the relevance check (embeds)")
     args = parser.parse_args()
     pairs = devbench_pairs(args.split)
+    if args.quotes:
+        report_quotes(f"devbench {args.split}", pairs, relevance=args.relevance, show=not args.quiet)
+        copied = {(p["id"], q): {**p, "sentence": q, "quotes": [q]} for p in pairs for q in p["quotes"]}
+        report_quotes(f"devbench {args.split}, gold sentences copied", list(copied.values()),
+                      relevance=args.relevance, show=not args.quiet)
+        report_quotes("scifact SUPPORT", scifact_pairs(args.scifact), relevance=False, show=not args.quiet)
+        return
     report(f"devbench {args.split}", pairs, show=not args.quiet)
     # An extractive answer (the local backend's): each gold sentence copied, quoting itself.
     copied = {(p["id"], q): {**p, "sentence": q, "quotes": [q]} for p in pairs for q in p["quotes"]}

@@ -489,3 +489,27 @@ def grounded_responder(body: dict[str, Any]) -> Reply:
         docs = re.findall(r'<document id="(\d+)"', text)
         return Reply(content={"scores": [{"id": int(i), "score": 10 - min(int(i), 10)} for i in docs]})
     return Reply(content={})
+
+
+def citing_responder(fragment: str, answer: str, shown: list[dict[int, str]]) -> Callable[[dict[str, Any]], Reply]:
+    """A model that answers with `answer`, citing the numbered sentence that holds `fragment` for
+    every need (it answers nothing when no shown sentence holds it); every other call is
+    `grounded_responder`'s. Each answer prompt's numbered sentences are appended to `shown`."""
+
+    def reply(body: dict[str, Any]) -> Reply:
+        name = (body.get("response_format") or {}).get("json_schema", {}).get("name", "")
+        if name != "AnswerOut":
+            return grounded_responder(body)
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        sentences = numbered_sentences(text)
+        shown.append(sentences)
+        n = next((k for k, s in sentences.items() if fragment in s), None)
+        if n is None:
+            return Reply(content={"needs": [], "premise": {"contradicted": False, "sentence": 0}, "answer": []})
+        needs = _NEEDS.search(text)
+        count = len(needs.group(1).splitlines()) if needs else 1
+        return Reply(content={"needs": [{"need": i, "sentences": [n]} for i in range(1, count + 1)],
+                              "premise": {"contradicted": False, "sentence": 0},
+                              "answer": [{"text": answer, "sentences": [n]}]})
+
+    return reply

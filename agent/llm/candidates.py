@@ -75,8 +75,9 @@ def candidate_sentences(question: str, needs: Sequence[str], premise: str, sourc
     """The few answer-eligible sentences of the sources that best match each need (and the
     premise), numbered 1..n in reading order (source, then position).
 
-    1. split every source into sentences; keep the answer-eligible ones (agent.verify.eligibility:
-       no headings, caption labels, fragments, table residue), each once;
+    1. split every source into sentences; keep the answer-eligible ones (agent.verify.eligibility,
+       knowledge.text.quotable: no headings, caption labels, lead-ins, fragments, table residue),
+       each once, in their quotable form;
     2. score each against every need, the question and the premise (agent.local.scoring);
     3. take the best `per_need` for each need and two for the premise, then fill up to `limit`
        with the best remaining by their highest score.
@@ -84,6 +85,7 @@ def candidate_sentences(question: str, needs: Sequence[str], premise: str, sourc
     from agent.local.eligibility import is_injection, is_instruction
     from agent.local.scoring import score_sentences
     from agent.local.text import split_sentences
+    from knowledge.text import quotable
 
     pool: list[tuple[int, int, str]] = []  # (source index, position, sentence)
     for i, source in enumerate(sources):
@@ -96,6 +98,8 @@ def candidate_sentences(question: str, needs: Sequence[str], premise: str, sourc
             # is in the previous chunk, so a reader (and a model) would misread it.
             if not 20 <= len(sentence) <= 500 or sentence[0].islower() or eligibility(sentence):
                 continue
+            # The quotable form: a heading or list mark printed in front is cut off.
+            sentence = quotable(sentence)
             # Sentences addressed to the reader or a model are instructions, not evidence.
             if is_instruction(sentence):
                 continue

@@ -4,8 +4,9 @@ There is one definition of answer-eligible evidence, `knowledge.text.quotable` (
 no heading, figure or table text, equation, bibliography entry, footnote, question, example
 or instruction; a list mark or a heading glued to the front is cut off, and the rest is still
 a verbatim substring of the chunk, so the verifier can check the quote). The index uses it
-too (sentence vectors only for eligible sentences). This module keeps the names the local
-roles import.
+too (sentence vectors only for eligible sentences), and so does the verifier, at the level of
+a quote that may be part of a sentence (`agent.verify.eligibility(quote, chunk)`). This module
+keeps the names the local roles import.
 
 Instructions are never evidence, whatever they say (issue 15, point 10), and a chunk that
 tries to steer a model (a prompt injection, `is_injection`) is untrusted as a whole: its other

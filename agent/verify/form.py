@@ -18,7 +18,10 @@ claim (a model's claim may hold several sentences; `split_sentences`):
 - a sentence that only restates the question is removed from its claim (the claim is dropped
   when nothing else is left): its content terms are all the question's, it states no number
   or name the question does not, it negates nothing the question does not, and the question
-  is not a yes/no question (for "Does X use Y?", "X uses Y." is the answer).
+  is not a yes/no question (for "Does X use Y?", "X uses Y." is the answer);
+- a sentence that only introduces what follows (it ends in ":" or "as follows",
+  knowledge.text.is_lead_in: "The main steps are as follows:") states nothing: it is removed
+  from its claim like a restatement (the claim is dropped when nothing else is left).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from collections.abc import Sequence
 
 from agent.local.text import NEGATIONS, content_terms, split_sentences, words
 from agent.verify.claims import missing_names, missing_numbers, quantities
+from knowledge.text import is_lead_in
 
 # A claim that repeats a run of this many words repeats itself ("The score is ... τ: The score is ... τ:").
 REPEAT_WORDS = 6
@@ -100,7 +104,11 @@ def form_check(text: str, *, question: str, quotes: Sequence[str], earlier: Sequ
         if restates(sentence, question):
             notes.append(f"restates the question: {sentence[:80]}")
             continue
+        if is_lead_in(sentence):
+            notes.append(f"only introduces what follows: {sentence[:80]}")
+            continue
         kept.append(sentence)
     if not kept:
-        return "", "it only restates the question", notes
+        restated = any(n.startswith("restates") for n in notes)
+        return "", "it only restates the question" if restated else "it only introduces what follows", notes
     return (text if len(kept) == len(split_sentences(text) or [text]) else " ".join(kept)), "", notes

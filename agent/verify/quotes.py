@@ -6,6 +6,8 @@ import bisect
 import re
 from collections.abc import Iterator
 
+from knowledge.text import collapse_spaces, is_lead_in, quotable, sentence_kind, sentence_spans, strip_marks
+
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 # An answer-eligible quote has at least this many words of prose ...
 MIN_QUOTE_WORDS = 6
@@ -114,7 +116,7 @@ def neutralise_markers(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Answer-eligible evidence
+# Answer-eligible evidence: knowledge.text.quotable, at the level of a quote
 # ---------------------------------------------------------------------------
 
 _SECTION_NUMBER = re.compile(r"^\s*(?:[A-Z]|\d+)(?:\.\d+)*\.?\s+(?=[A-Z])")
@@ -126,18 +128,31 @@ _FUNCTION_WORDS = frozenset([
     "these", "those", "which", "than", "not", "no", "can", "into", "each", "all", "both",
 ])
 _WORDISH = re.compile(r"[A-Za-z][A-Za-z\-']+")
+# Why a chunk sentence is not evidence, by knowledge.text.sentence_kind.
+_KIND_REASONS = {
+    "heading": "a section heading", "caption": "a caption label", "figure": "table or figure residue, not prose",
+    "table": "table or figure residue, not prose", "equation": "an equation, not prose",
+    "line_numbers": "table or figure residue, not prose", "reference": "a bibliography entry",
+    "front_matter": "front matter, not a statement of the paper", "footnote": "a footnote glued into a sentence",
+    "question": "a question, which states no fact", "instruction": "an instruction, not evidence",
+    "example": "an example printed in the paper, not a statement of it", "fragment": "a fragment, not a sentence",
+}
+_LEAD_IN = "a lead-in to what follows, which states nothing"
+# Kinds a quote may run over at its start without being that kind: the heading or list mark
+# printed in front of the sentence it quotes ("3.1 Encoder Stacks The encoder is ...").
+_LEADING_KINDS = frozenset(["heading", "fragment"])
 
 
-def eligibility(quote: str) -> str:
-    """"" when the quote is answer-eligible evidence, else why not (heading, caption
-    label, fragment, table residue, question)."""
-    text = quote.strip()
+def _span_reason(text: str) -> str:
+    """Why a span of eligible sentence text states nothing a claim can rest on, or ""."""
     tokens = text.split()
     wordy = [t for t in tokens if _WORDISH.search(t) and sum(c.isalpha() for c in t) >= 2]
     if _CAPTION_LABEL.match(text) and len(tokens) <= 8:
         return "a caption label"
     if _SECTION_NUMBER.match(text) and len(tokens) <= 8 and not re.search(r"[.!?]$", text):
         return "a section heading"
+    if is_lead_in(text):
+        return _LEAD_IN
     function_words = sum(1 for t in tokens if t.lower().strip(",.;:()") in _FUNCTION_WORDS)
     short = len(wordy) < MIN_QUOTE_WORDS
     # A run-in heading ("Training Data and Batching.") capitalises every word but the small ones.
@@ -153,3 +168,67 @@ def eligibility(quote: str) -> str:
     if text.endswith("?"):
         return "a question, which states no fact"
     return ""
+
+
+def _sentence_reason(sentence: str) -> tuple[str, str]:
+    """(the quotable form of a sentence, why it is not evidence when that is "")."""
+    form = quotable(sentence)
+    if form:
+        return form, ""
+    kind = sentence_kind(strip_marks(sentence))
+    if kind == "fragment" and _CAPTION_LABEL.match(sentence):
+        return "", "a caption label"
+    if kind == "fragment" and is_lead_in(strip_marks(sentence)):
+        return "", _LEAD_IN
+    return "", _KIND_REASONS.get(kind, f"{kind}, not prose")
+
+
+def eligibility(quote: str, chunk: str = "") -> str:
+    """"" when the quote is answer-eligible evidence, else why not: the one definition
+    (knowledge.text.quotable, which the index, the auditor and the model's numbered sentences
+    use) at the level of a quote, which may be a span of a sentence.
+
+    1. Each chunk sentence the quote lies in (`chunk`: the cited chunk's text; without it the
+       quote is taken as a sentence of its own) must be quotable, and the quote must lie in
+       its quotable form: a list mark or a heading printed in front of it may be quoted along
+       (it is cut off first), any other text that is not evidence may not (a caption, figure or
+       table text, a question, an instruction, a lead-in that ends in ":").
+    2. A quote of whole quotable sentences is evidence: quotable has decided. A quote of part
+       of one must state something as a span: a lead-in ("... are as follows:") states nothing,
+       nor does a heading, a caption label or a fragment of a few words (at least
+       MIN_QUOTE_WORDS words of prose, or a short complete sentence), a table row or a question.
+
+    The span rules are why delegating to quotable alone is not enough: a model quotes part of
+    a sentence ("We do not put any special markup"), which quotable, judging sentences, calls
+    a fragment; and they would wrongly drop a whole sentence quotable accepts ("Lumen learns
+    one weight for every vocabulary term.": one function word, which a span of table text has).
+    """
+    text = quote.strip()
+    where = quote_span(text, chunk) if chunk else None
+    if where is None:
+        return _sentence_reason(collapse_spaces(text))[1]
+    start, end = where
+    parts: list[str] = []
+    # Whether every part is a whole quotable sentence (then quotable has decided).
+    whole = True
+    last_why = ""
+    for a, b in sentence_spans(chunk):
+        if b <= start or a >= end:
+            continue
+        sentence = chunk[a:b]
+        form, why = _sentence_reason(collapse_spaces(sentence))
+        inside = quote_span(form, sentence) if form else None
+        if inside is None:
+            # Not evidence: only a heading or a list mark in front of the quoted sentence may
+            # be quoted along with it.
+            if parts or sentence_kind(collapse_spaces(sentence)) not in _LEADING_KINDS:
+                return why or "a fragment, not a sentence"
+            last_why = why
+            continue
+        lo, hi = a + inside[0], a + inside[1]
+        if max(start, lo) < min(end, hi):
+            parts.append(chunk[max(start, lo):min(end, hi)])
+            whole = whole and start <= lo and end >= hi
+    if not parts:
+        return last_why or _sentence_reason(collapse_spaces(text))[1] or "a fragment, not a sentence"
+    return "" if whole else _span_reason(collapse_spaces(" ".join(parts)))

@@ -6,6 +6,7 @@ from agent.local.text import content_terms, coverage, term_set
 from agent.types import Answer, CitationRef, Draft, DraftSentence, Outcome, QuoteRef, Source
 from agent.verify.form import form_check
 from agent.verify.quotes import clean_quote, eligibility, find_quote, neutralise_markers, normalise
+from agent.verify.relevance import RELEVANCE_MIN, relevance
 from agent.verify.supported import SUPPORT_MIN, EmbedFn, support
 
 # Outcomes whose framing sentences (what was searched, which paper is meant) state no fact.
@@ -28,9 +29,11 @@ def _best_sentence(text: str, source: Source) -> str:
 class CitationVerifier:
     """The deterministic verifier used by every configuration."""
 
-    def __init__(self, *, embed: EmbedFn | None = None, support_min: float = SUPPORT_MIN) -> None:
+    def __init__(self, *, embed: EmbedFn | None = None, support_min: float = SUPPORT_MIN,
+                 relevance_min: float = RELEVANCE_MIN) -> None:
         self._embed = embed
         self.support_min = support_min
+        self.relevance_min = relevance_min
 
     def _spans(self, sentence: DraftSentence) -> list[QuoteRef]:
         if sentence.evidence:
@@ -76,7 +79,7 @@ class CitationVerifier:
                 if start < 0:
                     dropped.append(f"[{n}] does not support: {sentence.text[:80]} (quote not in the chunk)")
                     continue
-                why = eligibility(quote)
+                why = eligibility(quote, source.text)
                 if why:
                     dropped.append(f"[{n}] does not support: {sentence.text[:80]} (its quote is {why})")
                     continue
@@ -93,6 +96,14 @@ class CitationVerifier:
                 if not result.ok:
                     dropped.append(f"unsupported: {sentence.text[:80]} ({result.reason})")
                     verified = []
+                elif question and draft.outcome != Outcome.FALSE_PREMISE:
+                    # Supported, but is it about what was asked? (agent.verify.relevance; a premise
+                    # correction speaks to the premise, which its own checks tie to the question.)
+                    score = relevance(question, [q for _, _, q, _ in verified], embed=self._embed)
+                    if score < self.relevance_min:
+                        dropped.append(f"off the question: {sentence.text[:80]} (relevance {score:.2f} below "
+                                       f"{self.relevance_min:.2f})")
+                        verified = []
             new_markers: list[int] = []
             for _n, source, quote, start in verified:
                 key = (source.chunk_id, normalise(quote))

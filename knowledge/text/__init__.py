@@ -6,7 +6,8 @@
   docs/ingestion.md for the comparison that chose it).
 - `sentence_kind` / `is_answer_eligible` / `quotable`: whether a sentence is prose a reader
   would accept as evidence, or a heading, figure or table residue, equation, line numbers,
-  a bibliography entry, a footnote, a question, an example or an instruction; `quotable` is
+  a bibliography entry, a footnote, a question, an example, an instruction or a lead-in
+  to a list (`is_lead_in`: it ends in ":" or "as follows"); `quotable` is
   the one definition of answer-eligible evidence (the agent's roles call it).
 - `is_instruction` / `is_injection`: text addressed to a model (never evidence; an injection
   makes its whole chunk untrusted).
@@ -17,6 +18,7 @@ from __future__ import annotations
 from knowledge.text.classify import (
     SentenceKind,
     is_answer_eligible,
+    is_lead_in,
     layout_score,
     quotable,
     sentence_kind,
@@ -27,7 +29,7 @@ from knowledge.text.normalise import collapse_spaces, match_key, normalise
 from knowledge.text.sentences import run_in_heading, runs_on, sentence_spans, split_heading, split_sentences
 
 __all__ = [
-    "SentenceKind", "collapse_spaces", "is_answer_eligible", "is_injection", "is_instruction", "layout_score",
-    "match_key", "normalise", "quotable", "run_in_heading", "runs_on", "sentence_kind", "sentence_spans",
+    "SentenceKind", "collapse_spaces", "is_answer_eligible", "is_injection", "is_instruction", "is_lead_in",
+    "layout_score", "match_key", "normalise", "quotable", "run_in_heading", "runs_on", "sentence_kind", "sentence_spans",
     "split_heading", "split_sentences", "strip_marks",
 ]

@@ -13,7 +13,8 @@ of half of the papers read by hand (docs/ingestion.md).
 `quotable` is the one definition of answer-eligible evidence for the whole code base (the
 agent's roles call it through agent.local.eligibility): a list mark or a glued heading is
 cut from the front (the rest is still a verbatim substring of the chunk, so a quote of it
-verifies), and what is left must be prose.
+verifies), and what is left must be prose. A lead-in that only introduces what follows it
+(`is_lead_in`: it ends in ":" or "as follows") is a fragment: it states nothing.
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ _TRAILING_LABEL = re.compile(
     r"(?<!\bin)(?<!\bfrom)(?<!\bto)(?<!\bof)(?<!\bsee)(?<!\band)(?<!\bas)(?<!\bby)(?<!\bwith)(?<!\bon)"
     r"(?<!\bunder)(?<!\bthan)(?<!\bfollows)(?<!\bbelow)(?<!\babove)(?<!\bin\sAppendix)"
     r"\s(?:Figure|Fig\.|Table)\s?\d{1,2}[a-z]?\.$")
+# A lead-in to a list, a formula or an example: it ends in a colon, or announces what follows
+# ("The main contributions of this work are as follows:", "We consider the following.").
+# It states nothing by itself: what it introduces is the statement.
+_LEAD_IN = re.compile(r"(?::|\b(?:as follows|the following))\s*[.:]?[\"'\u201d\u2019)\]]*$", re.IGNORECASE)
 _ELLIPSIS_END = re.compile(r"(?:\.\.\.|\u2026)[\"'\u201d\u2019)\]]*$")
 _QUESTION_END = re.compile(r"\?[\"'\u201d\u2019)\]]*$")
 
@@ -170,9 +175,10 @@ def sentence_kind(sentence: str) -> SentenceKind:
 
 def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
     """What looks like prose may still not be a statement of the paper."""
-    if len(text) < MIN_CHARS or _ELLIPSIS_END.search(text) or (text.endswith(":") and len(tokens) < 8):
+    if len(text) < MIN_CHARS or _ELLIPSIS_END.search(text) or is_lead_in(text):
         # Too short to state anything, an example text cut off by its figure ("... 1833 in
-        # Stockholm..."), or a short lead-in to a list, a formula or an example ("Here is the question:").
+        # Stockholm..."), or a lead-in to a list, a formula or an example ("Here is the question:",
+        # "Our contributions are as follows:").
         return "fragment"
     if re.fullmatch(r"[a-z]{2,}[,;]?", tokens[0]) or text[0] in ",;:.)]\u201d\u2019":
         # Starts inside a sentence that a float, a footnote or a page cut in two ("tences in the same
@@ -203,6 +209,11 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
     if layout_score(text) >= LAYOUT_THRESHOLD:
         return "figure"
     return "prose"
+
+
+def is_lead_in(text: str) -> bool:
+    """Whether the text only introduces what comes after it (it ends in ":" or "as follows")."""
+    return bool(_LEAD_IN.search(text.strip()))
 
 
 def _unbalanced_or_all_parenthesis(text: str) -> bool:

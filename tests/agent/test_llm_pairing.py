@@ -13,15 +13,13 @@ both the agentic loop (the audit call drafts the answer) and the single-pass hyb
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from agent import services
 from agent.models import Run
 from agent.types import Outcome
 from tests.agent import papers
-from tests.fake_openai import Reply, grounded_responder, numbered_sentences
+from tests.fake_openai import citing_responder
 
 pytestmark = pytest.mark.django_db
 
@@ -44,42 +42,11 @@ def _run(collection, user, question: str, config: str) -> Run:
     return run
 
 
-def _model(answer_for, shown: list[dict[int, str]]):
-    """A model that cites the sentence `answer_for` picks and writes the answer it returns."""
-
-    def reply(body: dict) -> Reply:
-        name = (body.get("response_format") or {}).get("json_schema", {}).get("name", "")
-        if name != "AnswerOut":
-            return grounded_responder(body)
-        text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-        sentences = numbered_sentences(text)
-        shown.append(sentences)
-        picked = answer_for(sentences)
-        if picked is None:
-            return Reply(content={"needs": [], "premise": {"contradicted": False, "sentence": 0}, "answer": []})
-        n, answer = picked
-        needs = re.search(r"<needs>\n(.*?)\n</needs>", text, re.S)
-        count = len(needs.group(1).splitlines()) if needs else 1
-        return Reply(content={"needs": [{"need": i, "sentences": [n]} for i in range(1, count + 1)],
-                              "premise": {"contradicted": False, "sentence": 0},
-                              "answer": [{"text": answer, "sentences": [n]}]})
-
-    return reply
-
-
-def _citing(fragment: str, answer: str):
-    def pick(sentences: dict[int, str]) -> tuple[int, str] | None:
-        n = next((k for k, s in sentences.items() if fragment in s), None)
-        return None if n is None else (n, answer)
-
-    return pick
-
-
 @pytest.mark.parametrize("config", ["agentic", "hybrid"])
 def test_a_value_moved_to_another_row_of_its_quote_never_ends_verified(collection, fake_openai, config):
     collection, user = collection
     shown: list[dict[int, str]] = []
-    fake_openai.responder = _model(_citing("ANCE and TAS-B", "TAS-B had a Hole@10 of 14.4%."), shown)
+    fake_openai.responder = citing_responder("ANCE and TAS-B", "TAS-B had a Hole@10 of 14.4%.", shown)
 
     run = _run(collection, user, HOLE, config)
 
@@ -96,7 +63,7 @@ def test_a_value_moved_to_another_row_of_its_quote_never_ends_verified(collectio
 @pytest.mark.parametrize("config", ["agentic", "hybrid"])
 def test_the_right_value_from_the_same_quote_is_answered_and_cited(collection, fake_openai, config):
     collection, user = collection
-    fake_openai.responder = _model(_citing("ANCE and TAS-B", "TAS-B had a Hole@10 of 31.8%."), [])
+    fake_openai.responder = citing_responder("ANCE and TAS-B", "TAS-B had a Hole@10 of 31.8%.", [])
 
     run = _run(collection, user, HOLE, config)
 
@@ -113,7 +80,7 @@ def test_a_quote_about_another_method_does_not_support_an_answer_about_t5(collec
     wrong = ("The model's output is turned into a relevance score for ranking by deploying a classifier that "
              "estimates the probability each document belongs to the relevant class, and then sorting all the "
              "candidates by these estimates.")
-    fake_openai.responder = _model(_citing("simplest formulation is to deploy", wrong), shown)
+    fake_openai.responder = citing_responder("simplest formulation is to deploy", wrong, shown)
 
     run = _run(collection, user, SCORE, config)
 
@@ -128,7 +95,7 @@ def test_a_quote_about_another_method_does_not_support_an_answer_about_t5(collec
 def test_the_papers_own_method_quoted_with_we_still_answers(collection, fake_openai, config):
     collection, user = collection
     right = "T5 reranks the documents according to the probabilities assigned to the true token."
-    fake_openai.responder = _model(_citing("we rerank the documents", right), [])
+    fake_openai.responder = citing_responder("we rerank the documents", right, [])
 
     run = _run(collection, user, SCORE, config)
 

@@ -199,9 +199,21 @@ def test_a_retry_finds_evidence_the_first_pass_missed():
 def test_the_baseline_always_answers_from_the_top_five():
     cfg = get_config("hybrid")
     retriever = ScriptedRetriever()
-    result = AgentLoop(cfg, build_roles(cfg, "local"), retriever, concurrent=False).run("Who won the World Cup?")
+    question = "What do domestic cats do for most of the day?"
+    result = AgentLoop(cfg, build_roles(cfg, "local"), retriever, concurrent=False).run(question)
     assert result.answer.outcome == Outcome.ANSWER and result.audit is None
-    assert retriever.queries == ["Who won the World Cup?"]
+    assert retriever.queries == [question]
+
+
+def test_the_baselines_answer_about_something_else_is_dropped_by_the_verifier():
+    # No audit, one search, and an answer drafted from whatever came back; the verifier still
+    # drops a sentence whose quote is not about the question (agent.verify.relevance).
+    cfg = get_config("hybrid")
+    retriever = ScriptedRetriever()
+    result = AgentLoop(cfg, build_roles(cfg, "local"), retriever, concurrent=False).run("Who won the World Cup?")
+    assert result.audit is None and retriever.queries == ["Who won the World Cup?"]
+    assert result.answer.outcome == Outcome.REFUSAL and not result.answer.citations
+    assert any(d.startswith("off the question") for d in result.answer.dropped), result.answer.dropped
 
 
 def test_ask_prints_the_run_as_json(indexed, capsys):

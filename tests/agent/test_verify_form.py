@@ -61,3 +61,25 @@ def test_letters_of_the_questions_or_quotes_script_are_kept():
         == sentence
     assert "GREEK" in form_check(sentence, question="What temperature?", quotes=["a temperature of 0.01"],
                                  earlier=[])[1]
+
+
+@pytest.mark.parametrize("sentence", [
+    "The main contributions of Lumen are as follows:",
+    "Lumen is trained in three stages, which we describe in the following.",
+    "We consider the following:",
+])
+def test_a_sentence_that_only_introduces_a_list_asserts_nothing(sentence):
+    text, why, notes = form_check(sentence, question="What are the contributions of Lumen?",
+                                  quotes=["Lumen learns one weight for every vocabulary term."], earlier=[])
+
+    assert text == "" and why == "it only introduces what follows", why
+    assert notes and "only introduces what follows" in notes[0]
+
+
+def test_a_lead_in_sentence_is_cut_from_its_claim_and_a_colon_inside_a_sentence_is_not_one():
+    text, why, notes = form_check("The parts of Lumen are the following. Its encoder learns one weight per term.",
+                                  question="What does Lumen learn?", quotes=[], earlier=[])
+    assert not why and text == "Its encoder learns one weight per term.", (text, notes)
+
+    inline = "Lumen has two parts as follows: an encoder and an index of learned weights."
+    assert form_check(inline, question="What does Lumen learn?", quotes=[], earlier=[])[:2] == (inline, "")

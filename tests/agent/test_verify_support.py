@@ -140,3 +140,47 @@ def test_a_refusals_closest_evidence_is_shown_only_if_it_is_eligible():
 def test_model_markup_is_cleaned_from_quotes():
     assert clean_quote('<document id="3" title="T" pages="2">We trained it.</document>') == "We trained it."
     assert clean_quote('"We trained it."') == "We trained it."
+
+
+LUMEN = ("1 Introduction\n\nLumen learns one weight for every vocabulary term. The main contributions of this "
+         "paper are as follows: an encoder that runs on one CPU core, and an index that fits in memory. We "
+         "consider the following:\n\nFigure 2: Recall of Lumen grows with the number of learned terms per passage.")
+
+
+@pytest.mark.parametrize(("quote", "reason"), [
+    # A span of a sentence of prose that only introduces what follows it.
+    ("The main contributions of this paper are as follows:", "lead-in"),
+    # A sentence of its own that does.
+    ("We consider the following:", "lead-in"),
+    # A span of a caption is caption text, however much it reads like prose.
+    ("Recall of Lumen grows with the number of learned terms per passage", "caption"),
+    ("1 Introduction", "section heading"),
+])
+def test_a_quote_is_judged_by_the_sentence_it_lies_in(quote, reason):
+    assert reason in eligibility(quote, LUMEN)
+
+
+def test_a_span_of_an_eligible_sentence_is_evidence_and_a_glued_heading_may_come_along():
+    assert eligibility("an encoder that runs on one CPU core, and an index that fits in memory", LUMEN) == ""
+    assert eligibility("1 Introduction Lumen learns one weight for every vocabulary term.", LUMEN) == ""
+
+
+def test_the_verifier_and_the_index_share_one_definition_of_evidence():
+    from knowledge.text import quotable, split_sentences
+
+    text = f"{LUMEN}\n\n{SOURCES[0].text}\n\n{SOURCES[1].text}"
+    for sentence in split_sentences(text):
+        # What the verifier accepts as a whole sentence, the index and the auditor quote.
+        if not eligibility(sentence, text):
+            assert quotable(sentence), sentence
+
+
+def test_a_lead_in_quote_never_supports_a_copied_sentence():
+    source = Source(chunk_id=3, document_title="Lumen", section="1 Introduction", text=LUMEN)
+    draft = Draft(outcome=Outcome.ANSWER, sentences=[
+        DraftSentence(text="The main contributions of this paper are as follows:", citations=[1],
+                      quote="The main contributions of this paper are as follows:")])
+
+    answer = CitationVerifier(embed=_no_embedding).verify(draft, [source])
+
+    assert answer.outcome == Outcome.REFUSAL and not answer.citations
