@@ -72,7 +72,7 @@ from agent.types import (
     Usage,
     Verdict,
 )
-from agent.verify import find_quote
+from agent.verify import CitationVerifier, find_quote
 
 log = logging.getLogger(__name__)
 
@@ -300,7 +300,8 @@ class LLMGenerator:
                 sentences = _extractive(audit.facts, sources)
         notes: list[str] = []
         if outcome in (Outcome.ANSWER, Outcome.PARTIAL):
-            sentences, notes = quote_when_unsupported(sentences, sources, question=question, outcome=outcome)
+            sentences, notes = quote_when_unsupported(sentences, sources, question=question, outcome=outcome,
+                                                      verifier=CitationVerifier(embed=self.embed))
         # The audit decides the outcome, not the generator: it cannot talk its way out of
         # a partial answer or into a premise correction the evidence did not show.
         missing = ""
