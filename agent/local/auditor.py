@@ -203,8 +203,12 @@ class LocalAuditor:
             if label != SupportLabel.SUPPORTED:
                 missing.append(asked[n].strip() if n < len(asked) else fact)
 
-        premise = check_premise(plan.premise, premise_vec, cands, sources, sent_vecs, doc_terms, sibling_map,
-                                params=p)
+        # The premise is judged on each query's top k only: the deeper pool widens the choice
+        # of an answering sentence, and its many loosely related sentences would add false
+        # alarms (agent.types.Source.pool).
+        read = [i for i, c in enumerate(cands) if not sources[c.source_index].pool]
+        premise = check_premise(plan.premise, premise_vec, [cands[i] for i in read], sources, sent_vecs[read],
+                                doc_terms, sibling_map, params=p)
         if plan.premise and not premise.contradicted and not premise.confirmed:
             missing.append(f"{PREMISE_PREFIX}{plan.premise}")
         # A one-need question whose premise nothing confirms may still be answered (PARTIAL,

@@ -97,29 +97,66 @@ def test_a_value_only_in_a_table_is_found(ask):
 
 
 class _DepthRetriever:
-    """Returns CHUNKS[:k] and records each (query, k) asked for."""
+    """Returns CHUNKS[:k] (its sentence search: SENTENCE_HITS[:k]) and records what was asked."""
 
-    def __init__(self):
+    def __init__(self, sentence_hits=()):
         self.asked = []
+        self.sentence_hits = list(sentence_hits)
 
     def retrieve(self, query, *, k):
         self.asked.append((query, k))
         return CHUNKS[:k]
 
+    def retrieve_sentences(self, query, *, k):
+        self.asked.append(("sentences", query, k))
+        return self.sentence_hits[:k]
 
-def test_a_pool_widens_only_the_question_s_own_search(embed):
+
+def test_a_pool_widens_every_search_below_its_top_k(embed):
     from agent.configs import RunConfig, build_roles
     from agent.loop import AgentLoop
 
     question = "How many attention heads are in each Brindle layer?"
     narrow, wide = (RunConfig("t", plan=True, audit=True, top_k=2, pool=pool) for pool in (0, 4))
     plain = _DepthRetriever()
-    AgentLoop(narrow, build_roles(narrow, embed=embed), plain, concurrent=False).run(question)
-    assert plain.asked[0] == (question, 2)
+    result = AgentLoop(narrow, build_roles(narrow, embed=embed), plain, concurrent=False).run(question)
+    assert plain.asked[0] == (question, 2) and not any(s.pool for s in result.sources)
     deep = _DepthRetriever()
     result = AgentLoop(wide, build_roles(wide, embed=embed), deep, concurrent=False).run(question)
-    assert deep.asked[0] == (question, 4)
+    first_pass = [k for q, k in deep.asked[: len(result.plan.sub_queries)]]
+    assert first_pass == [4] * len(result.plan.sub_queries)
+    # The top 2 are evidence like any other; chunks 3 and 4 only widen the choice of sentence.
+    assert [(s.chunk_id, s.pool) for s in result.sources[:4]] == [(1, False), (2, False), (3, True), (4, True)]
     assert result.answer.outcome == Outcome.ANSWER and "12 attention heads" in result.answer.sentences[0].text
+
+
+def test_the_sentence_search_adds_the_chunk_whose_one_sentence_answers(embed):
+    from agent.configs import RunConfig, build_roles
+    from agent.loop import AgentLoop
+
+    question = "How many attention heads are in each Brindle layer?"
+    cfg = RunConfig("t", plan=True, audit=True, top_k=2, sentence_pool=1)
+    retriever = _DepthRetriever(sentence_hits=[CHUNKS[2]])
+    result = AgentLoop(cfg, build_roles(cfg, embed=embed), retriever, concurrent=False).run(question)
+    assert ("sentences", question, 1) in retriever.asked
+    assert (3, True) in [(s.chunk_id, s.pool) for s in result.sources]
+    assert result.answer.outcome == Outcome.ANSWER and "12 attention heads" in result.answer.sentences[0].text
+    # Without it, the top 2 chunks do not hold the number.
+    plain = RunConfig("t", plan=True, audit=True, top_k=2)
+    result = AgentLoop(plain, build_roles(plain, embed=embed), _DepthRetriever(), concurrent=False).run(question)
+    assert all(s.chunk_id in (1, 2) for s in result.sources)
+    assert "12 attention heads" not in result.answer.text
+
+
+def test_the_premise_check_does_not_read_the_deeper_pool(embed):
+    planner, auditor = RulePlanner(), LocalAuditor(embed=embed)
+    question = "Why does Brindle use 16 attention heads in each layer?"
+    plan = planner.plan(question)
+    read = auditor.audit(question, plan, CHUNKS, can_retry=False)
+    assert read.premise.contradicted and read.premise.chunk_id == 3
+    pooled = [s.model_copy(update={"pool": s.chunk_id == 3}) for s in CHUNKS]
+    unread = auditor.audit(question, plan, pooled, can_retry=False)
+    assert not unread.premise.contradicted
 
 
 def test_a_value_in_a_very_short_sentence_is_found(ask):
