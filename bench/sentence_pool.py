@@ -69,6 +69,11 @@ def main() -> None:
     parser.add_argument("--config", default="agentic")
     parser.add_argument("--pool", type=int, default=None, help="override RunConfig.pool")
     parser.add_argument("--sentence-pool", type=int, default=None, help="override RunConfig.sentence_pool")
+    parser.add_argument(
+        "--no-pointers",
+        action="store_true",
+        help="AuditorParams.pointers_answer=False: a sentence that points elsewhere cannot answer",
+    )
     parser.add_argument("--show", action="store_true")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
@@ -76,10 +81,10 @@ def main() -> None:
     from devbench import _MemoRetriever as MemoRetriever
 
     from agent.configs import build_roles, get_config
-    from agent.local.auditor import LocalAuditor
+    from agent.local.auditor import AuditorParams, LocalAuditor
     from agent.local.candidates import candidates, plan_facts
     from agent.loop import AgentLoop
-    from agent.retrieval import CollectionRetriever
+    from agent.retrieval import CollectionRetriever, portal_embed
     from knowledge.models import Collection
 
     collection = Collection.objects.get(slug=args.collection)
@@ -91,6 +96,9 @@ def main() -> None:
     overrides = {"pool": args.pool, "sentence_pool": args.sentence_pool}
     cfg = replace(cfg, **{name: v for name, v in overrides.items() if v is not None})
     retriever = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
+    params = replace(AuditorParams(), pointers_answer=not args.no_pointers)
+    # The portal's embedder: sentence vectors from the EmbeddingCache table the index build filled.
+    embed = portal_embed()
     splits = ["calibration", "test"] if args.split == "both" else [args.split]
     every = [
         q
@@ -108,12 +116,12 @@ def main() -> None:
         answered_gold = answered = 0
         latencies = []
         for q in questions:
-            roles = build_roles(cfg, "local")
+            roles = build_roles(cfg, "local", embed=embed)
+            roles.auditor = LocalAuditor(embed, params=params)
             started = time.perf_counter()
             result = AgentLoop(cfg, roles, retriever, concurrent=False).run(q["question"])
             latencies.append((time.perf_counter() - started) * 1000)
-            auditor = roles.auditor if isinstance(roles.auditor, LocalAuditor) else LocalAuditor()
-            ranked = auditor.rank_sentences(q["question"], result.plan, result.sources)
+            ranked = roles.auditor.rank_sentences(q["question"], result.plan, result.sources)
             pool = [
                 c.quote
                 for c in candidates(

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agent.local import selection, sufficiency
-from agent.local.answer_type import need_of, offers
+from agent.local.answer_type import need_of, offers, points_elsewhere
 from agent.local.candidates import Candidate, candidates, doc_key, plan_facts, terms_by_document
 from agent.local.contradiction import contradiction_cue, siblings
 from agent.local.embed import EmbedFn, get_embed
@@ -112,6 +112,9 @@ class AuditorParams:
     # A one-need question whose premise no sentence confirms is answered (PARTIAL, saying
     # so) only when its need is at least this likely answered; above 1, never.
     premise_unconfirmed_min: float = 1.01
+    # Whether a sentence that only says where the paper treats something ("In Section 5, we
+    # describe ...", agent.local.answer_type.points_elsewhere) may answer a need.
+    pointers_answer: bool = True
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -256,7 +259,7 @@ class LocalAuditor:
             support = max(sc.support, p.w_coverage * cov + (1 - p.w_coverage) * sc.similarity)
             fit = offers(need, fact, cand.quote, context=cand.context)
             # A quote the verifier would drop (a fragment of a few words) cannot answer.
-            if fit <= 0 or eligibility(cand.quote):
+            if fit <= 0 or eligibility(cand.quote) or (not p.pointers_answer and points_elsewhere(cand.quote)):
                 continue
             if anchors and anchor_coverage(anchors, doc_terms[doc_key(sources[cand.source_index])]) < p.anchor_min:
                 continue

@@ -164,3 +164,22 @@ def test_a_value_in_a_very_short_sentence_is_found(ask):
                                "decays afterwards. We used warmup_steps = 2500.", title=BRINDLE)]
     _, answer = ask("How many warmup steps does Brindle use?", sources)
     assert answer.outcome == Outcome.ANSWER and "2500" in answer.sentences[0].text
+
+
+def test_a_sentence_that_points_elsewhere_is_not_chosen_when_pointers_may_not_answer(embed):
+    from dataclasses import replace
+
+    question = "How does Brindle attend to cross-references between clauses?"
+    sources = [
+        make_source(31, "In Section 4, we describe how Brindle attends to cross-references between clauses.",
+                    title=BRINDLE),
+        make_source(32, "Brindle attends to cross-references by pairing each clause with the clauses it cites.",
+                    title=BRINDLE),
+    ]
+    plan = RulePlanner().plan(question)
+    auditor = LocalAuditor(embed=embed)
+    quotes = [q for q, *_ in auditor.rank_sentences(question, plan, sources)[0]]
+    assert any("Section 4" in q for q in quotes)
+    strict = LocalAuditor(embed=embed, params=replace(auditor.params, pointers_answer=False))
+    quotes = [q for q, *_ in strict.rank_sentences(question, plan, sources)[0]]
+    assert quotes and not any("Section 4" in q for q in quotes)
