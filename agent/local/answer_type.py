@@ -120,8 +120,12 @@ _ORGANISING = re.compile(
 
 def points_elsewhere(sentence: str) -> bool:
     """Whether the sentence tells where the paper treats something instead of stating it: it
-    refers to a section, appendix or chapter, with an organising verb (describe, present,
-    discuss, ...) and no number of its own beyond the reference's."""
+    ends with a colon (what it introduces follows it: "The Transformer uses multi-head
+    attention in three different ways:"), or it refers to a section, appendix or chapter,
+    with an organising verb (describe, present, discuss, ...) and no number of its own
+    beyond the reference's."""
+    if sentence.rstrip().endswith(":"):
+        return True
     ref = _POINTER.search(sentence)
     if not ref or not _ORGANISING.search(sentence):
         return False

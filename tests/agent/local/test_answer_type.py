@@ -16,6 +16,7 @@ from agent.local.answer_type import points_elsewhere
         "The next section describes our retrieval model.",
         "Section 3 presents the results of the user study.",
         "We discuss limitations in Sec. 7 and conclude in Sec. 8.",
+        "The encoder uses attention in three different ways:",
     ],
 )
 def test_a_sentence_about_where_something_is_said_points_elsewhere(sentence):
