@@ -183,3 +183,29 @@ def test_a_sentence_that_points_elsewhere_is_not_chosen_when_pointers_may_not_an
     strict = LocalAuditor(embed=embed, params=replace(auditor.params, pointers_answer=False))
     quotes = [q for q, *_ in strict.rank_sentences(question, plan, sources)[0]]
     assert quotes and not any("Section 4" in q for q in quotes)
+
+
+class _PoolRetriever:
+    """The question finds a distractor first and the evidence second; keyword queries (a
+    retry's) find the evidence first."""
+
+    distractor = make_source(41, "Domestic cats sleep for most of the day and hunt small rodents at night.",
+                             title="Cats")
+    evidence = make_source(42, "We apply a softmax only on the logits of the true and false tokens. Hence, we rerank "
+                               "the documents according to the probabilities assigned to the true token.",
+                           title="MonoT5")
+
+    def retrieve(self, query, *, k):
+        return ([self.distractor, self.evidence] if query.endswith("?") else [self.evidence, self.distractor])[:k]
+
+
+def test_a_pooled_chunk_a_retry_ranks_in_its_top_k_becomes_evidence(embed):
+    from agent.configs import RunConfig, build_roles
+    from agent.loop import AgentLoop
+
+    cfg = RunConfig("t", plan=True, audit=True, max_retries=2, top_k=1, pool=2)
+    result = AgentLoop(cfg, build_roles(cfg, embed=embed), _PoolRetriever(), concurrent=False).run(
+        "How does the MonoT5 reranker rerank documents using the probabilities of the true token?")
+    assert result.retries >= 1
+    assert [(s.chunk_id, s.pool) for s in result.sources] == [(41, False), (42, False)]
+    assert result.answer.outcome == Outcome.ANSWER and result.answer.citations[0].chunk_id == 42
