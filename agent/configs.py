@@ -39,6 +39,11 @@ class RunConfig:
         return asdict(self)
 
 
+# The audited configurations add the chunks of each sub-query's 5 best sentences (sentence-level
+# dense search); a deeper chunk pool (`pool`) put no more answering sentences first on the
+# devbench calibration half (bench/sentence_pool.py, docs/benchmarks.md).
+SENTENCE_POOL = 5
+
 CONFIGS: dict[str, RunConfig] = {
     c.name: c
     for c in (
@@ -47,9 +52,10 @@ CONFIGS: dict[str, RunConfig] = {
         RunConfig("hybrid", retrieval_mode="rrf"),
         RunConfig("hybrid_rerank", retrieval_mode="rrf", rerank="sentence"),
         RunConfig("agentic_no_audit", plan=True),
-        RunConfig("agentic_no_retry", plan=True, audit=True),
-        RunConfig("agentic", plan=True, audit=True, max_retries=2),
-        RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2),
+        RunConfig("agentic_no_retry", plan=True, audit=True, sentence_pool=SENTENCE_POOL),
+        RunConfig("agentic", plan=True, audit=True, max_retries=2, sentence_pool=SENTENCE_POOL),
+        RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2,
+                  sentence_pool=SENTENCE_POOL),
     )
 }
 # The one list of configuration names (the ask form, the API, benchmarks).

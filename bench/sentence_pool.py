@@ -16,7 +16,7 @@ memoised, one thread), and each of its required evidence spans is followed down 
 - ranked: a sentence the gates let through holds it (LocalAuditor.rank_sentences, with no
   floor on P(answers));
 - rank: the best rank of such a sentence over the plan's facts (1 = the selection's first);
-- answer: a sentence of the final answer holds it.
+- answer: a sentence of the final answer (ANSWER or PARTIAL) holds it.
 
 A question is "answered with gold" when a sentence of its answer holds one of its spans.
 Every question of the split (out-of-scope and false-premise ones too) is counted by
@@ -46,7 +46,9 @@ def follow(question: dict, result, ranked: list[list[tuple]], pool: list[str]) -
     from agent import benchmark as bm
 
     texts = [s.text for s in result.sources]
-    answer = [s.text for s in result.answer.sentences]
+    # A refusal's sentences are the closest evidence it shows, not an answer.
+    answered = result.answer.outcome.value in ("ANSWER", "PARTIAL")
+    answer = [s.text for s in result.answer.sentences] if answered else []
     rows = []
     for span in question["required_evidence_spans"]:
         ranks = [i for fact in ranked for i, (quote, *_) in enumerate(fact, 1) if holds_span(quote, [span])]

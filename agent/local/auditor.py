@@ -113,8 +113,10 @@ class AuditorParams:
     # so) only when its need is at least this likely answered; above 1, never.
     premise_unconfirmed_min: float = 1.01
     # Whether a sentence that only says where the paper treats something ("In Section 5, we
-    # describe ...", agent.local.answer_type.points_elsewhere) may answer a need.
-    pointers_answer: bool = True
+    # describe ...", "... in three different ways:"; agent.local.answer_type.points_elsewhere)
+    # may answer a need. No: on the devbench calibration half it put the answering sentence
+    # first for more facts (bench/sentence_pool.py, docs/benchmarks.md).
+    pointers_answer: bool = False
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
