@@ -181,9 +181,10 @@ class AgentLoop:
             plan = Plan(complexity=Complexity.SIMPLE, facts=[question], sub_queries=[question])
         queries = list(plan.sub_queries)
         # 2. Retrieve.
-        # With an audit, each search goes deeper (RunConfig.pool, RunConfig.sentence_pool):
-        # the auditor chooses the answering sentence from a wider pool.
-        sources = self._retrieve(queries, 0, deep=cfg.audit)
+        # With an auditor that chooses sentences from a wider pool (the local one), each search
+        # goes deeper (RunConfig.pool, RunConfig.sentence_pool); an LLM auditor would only
+        # read a longer prompt.
+        sources = self._retrieve(queries, 0, deep=cfg.audit and getattr(roles.auditor, "reads_pool", False))
         audit: AuditResult | None = None
         retries = 0
         # 3-4. Audit, and retry with reformulated queries while the auditor asks for it.

@@ -124,6 +124,10 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 class LocalAuditor:
+    # It chooses answering sentences from the chunks below each query's top k too
+    # (agent.loop: RunConfig.pool, RunConfig.sentence_pool), and keeps them from the premise check.
+    reads_pool = True
+
     def __init__(self, embed: EmbedFn | None = None, params: AuditorParams | None = None) -> None:
         self._embed = embed
         self.params = params or AuditorParams()

@@ -112,6 +112,16 @@ class _DepthRetriever:
         return self.sentence_hits[:k]
 
 
+class _NoPool:
+    """An auditor like the wrapped one that does not say it reads a pool."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def audit(self, *args, **kwargs):
+        return self.inner.audit(*args, **kwargs)
+
+
 def test_a_pool_widens_every_search_below_its_top_k(embed):
     from agent.configs import RunConfig, build_roles
     from agent.loop import AgentLoop
@@ -141,6 +151,12 @@ def test_the_sentence_search_adds_the_chunk_whose_one_sentence_answers(embed):
     assert ("sentences", question, 1) in retriever.asked
     assert (3, True) in [(s.chunk_id, s.pool) for s in result.sources]
     assert result.answer.outcome == Outcome.ANSWER and "12 attention heads" in result.answer.sentences[0].text
+    # An auditor that does not read a pool (an LLM's) gets no sentence search.
+    roles = build_roles(cfg, embed=embed)
+    roles.auditor = _NoPool(roles.auditor)
+    retriever = _DepthRetriever(sentence_hits=[CHUNKS[2]])
+    AgentLoop(cfg, roles, retriever, concurrent=False).run(question)
+    assert not any(asked[0] == "sentences" for asked in retriever.asked)
     # Without it, the top 2 chunks do not hold the number.
     plain = RunConfig("t", plan=True, audit=True, top_k=2)
     result = AgentLoop(plain, build_roles(plain, embed=embed), _DepthRetriever(), concurrent=False).run(question)
