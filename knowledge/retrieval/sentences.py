@@ -25,12 +25,15 @@ def top_sentence_chunks(
     if k <= 0 or not len(vectors):
         return []
     sims = vectors @ np.asarray(query_vector, dtype=vectors.dtype)
-    # Row r belongs to the chunk i with offsets[i] <= r < offsets[i + 1].
-    owner = np.searchsorted(np.asarray(data.sent_offsets), np.arange(len(sims)), side="right") - 1
-    if allowed is not None:
-        sims = np.where(allowed[owner], sims, -np.inf)
+    # The rows are in chunk order, so each chunk's best is one reduceat over the starts of the
+    # chunks that own rows (an empty chunk's start is the next one's).
+    offsets = np.asarray(data.sent_offsets)
+    starts = offsets[:-1]
+    owning = offsets[1:] > starts
     best = np.full(data.size, -np.inf, dtype=np.float64)
-    np.maximum.at(best, owner, sims)
+    best[owning] = np.maximum.reduceat(sims, starts[owning])
+    if allowed is not None:
+        best[~allowed] = -np.inf
     found = np.flatnonzero(np.isfinite(best))
     order = found[np.lexsort((found, -best[found]))][:k]
     return [(int(pos), float(best[pos])) for pos in order]
