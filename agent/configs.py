@@ -27,16 +27,22 @@ class RunConfig:
     plan: bool = False  # decompose into sub-queries (else the question is the one query)
     audit: bool = False  # audit the evidence (else answer from whatever was retrieved)
     max_retries: int = 0  # reformulate-and-retrieve passes on INSUFFICIENT_RETRY
-    # With an audit, the search for the question itself (when it is a sub-query) keeps its top
-    # `pool` chunks, so the auditor chooses the answering sentence from a wider pool. Gold-span
-    # recall on the devbench calibration half: 27/45 in the top 5s, 36/45 with the top 15; but
-    # the extra sentences also reach the premise check, which then called 4 of 14 answerable
-    # blind questions false premises (docs/benchmarks.md), so no configuration uses it yet.
+    # With an audit, each (sub-)query also reads down to its top `pool` chunks, and the
+    # retriever's sentence search (CollectionRetriever.retrieve_sentences) adds the chunks of
+    # its `sentence_pool` best sentences: the auditor may choose the answering sentence from
+    # them, the premise check reads only the top k (agent.types.Source.pool). Chosen on the
+    # devbench calibration half (bench/sentence_pool.py, docs/benchmarks.md).
     pool: int = 0
+    sentence_pool: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+
+# The audited configurations add the chunks of each sub-query's 5 best sentences (sentence-level
+# dense search); a deeper chunk pool (`pool`) put no more answering sentences first on the
+# devbench calibration half (bench/sentence_pool.py, docs/benchmarks.md).
+SENTENCE_POOL = 5
 
 CONFIGS: dict[str, RunConfig] = {
     c.name: c
@@ -46,9 +52,10 @@ CONFIGS: dict[str, RunConfig] = {
         RunConfig("hybrid", retrieval_mode="rrf"),
         RunConfig("hybrid_rerank", retrieval_mode="rrf", rerank="sentence"),
         RunConfig("agentic_no_audit", plan=True),
-        RunConfig("agentic_no_retry", plan=True, audit=True),
-        RunConfig("agentic", plan=True, audit=True, max_retries=2),
-        RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2),
+        RunConfig("agentic_no_retry", plan=True, audit=True, sentence_pool=SENTENCE_POOL),
+        RunConfig("agentic", plan=True, audit=True, max_retries=2, sentence_pool=SENTENCE_POOL),
+        RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2,
+                  sentence_pool=SENTENCE_POOL),
     )
 }
 # The one list of configuration names (the ask form, the API, benchmarks).

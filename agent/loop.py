@@ -114,32 +114,57 @@ class AgentLoop:
         if self.on_stage:
             self.on_stage(stage)
 
-    def _retrieve(self, queries: list[str], attempt: int, wide: str = "",
-                  known: frozenset[int] = frozenset()) -> list[Source]:
-        """Each query's top k (the `wide` query's top `pool`), concurrently; merged round-robin
-        so every query's best is near the top. With `known` (a retry), each query's k are the
-        best chunks not already known, read from deeper: a reformulated query mostly
-        finds the chunks the first pass had, which add nothing to the audit (`retry_depth`)."""
+    def _retrieve(self, queries: list[str], attempt: int, known: frozenset[int] = frozenset(),
+                  deep: bool = False) -> list[Source]:
+        """Each query's top k, concurrently; merged round-robin so every query's best is near
+        the top. With `known` (a retry), each query's k are the best chunks not already known,
+        read from deeper: a reformulated query mostly finds the chunks the first pass had,
+        which add nothing to the audit (`retry_depth`). With `deep`, each query also reads
+        down to RunConfig.pool and the retriever's sentence search gives the chunks of its
+        RunConfig.sentence_pool best sentences: those come after every top k, marked
+        `pool` (the auditor may choose an answering sentence from them, the premise check
+        does not read them)."""
         self._stage(Stage.RETRIEVING)
         started = time.perf_counter()
         k = self.config.top_k
-        ks = [max(k, self.config.pool) if q == wide else k for q in queries]
-        depth = [self.retry_depth * n if known else n for n in ks]
+        pool = max(k, self.config.pool) if deep else k
+        depth = self.retry_depth * k if known else pool
+        sentences = getattr(self.retriever, "retrieve_sentences", None) if deep and self.config.sentence_pool else None
+
+        def search(query: str) -> tuple[list[Source], list[Source]]:
+            hits = self.retriever.retrieve(query, k=depth)
+            extra = sentences(query, k=self.config.sentence_pool) if sentences else []
+            return hits, extra
+
         if self.concurrent and len(queries) > 1:
-            with ThreadPoolExecutor(max_workers=len(queries)) as pool:
-                results = list(pool.map(lambda qk: self.retriever.retrieve(qk[0], k=qk[1]), zip(queries, depth)))
+            with ThreadPoolExecutor(max_workers=len(queries)) as workers:
+                found = list(workers.map(search, queries))
         else:
-            results = [self.retriever.retrieve(q, k=qk) for q, qk in zip(queries, depth)]
+            found = [search(q) for q in queries]
+        results = [hits for hits, _ in found]
         if known:
-            results = [[h for h in hits if h.chunk_id not in known][:n] for hits, n in zip(results, ks)]
+            results = [[h for h in hits if h.chunk_id not in known][:k] for hits in results]
         merged: list[Source] = []
         seen: set[int] = set()
-        for rank in range(max(ks, default=k)):
+
+        def add(query: str, hit: Source, wide: bool) -> None:
+            if hit.chunk_id not in seen:
+                seen.add(hit.chunk_id)
+                merged.append(hit.model_copy(update={"query": query, "pool": wide}))
+
+        for rank in range(k):
             for q, hits in zip(queries, results):
-                if rank < len(hits) and hits[rank].chunk_id not in seen:
-                    seen.add(hits[rank].chunk_id)
-                    merged.append(hits[rank].model_copy(update={"query": q}))
-        per_query = {q: [SourceBrief.of(s) for s in hits] for q, hits in zip(queries, results)}
+                if rank < len(hits):
+                    add(q, hits[rank], False)
+        # Then the deeper pools and the sentence search's chunks, round-robin too.
+        deeper = [hits[k:] for hits in results] + [extra for _, extra in found]
+        owners = [*queries, *queries]
+        for rank in range(max(map(len, deeper), default=0)):
+            for q, hits in zip(owners, deeper):
+                if rank < len(hits):
+                    add(q, hits[rank], True)
+        per_query = {q: [SourceBrief.of(s) for s in [*hits, *extra]]
+                     for q, hits, (_, extra) in zip(queries, results, found)}
         usage = self.retrieval_usage() if self.retrieval_usage else Usage()
         self._record(RetrieveStep(queries=list(queries), k=k, per_query=per_query), attempt, started, usage)
         return merged
@@ -156,9 +181,10 @@ class AgentLoop:
             plan = Plan(complexity=Complexity.SIMPLE, facts=[question], sub_queries=[question])
         queries = list(plan.sub_queries)
         # 2. Retrieve.
-        # With an audit, the question's own search goes deeper (RunConfig.pool): the auditor
-        # chooses the answering sentence from a wider pool.
-        sources = self._retrieve(queries, 0, wide=question if cfg.audit else "")
+        # With an auditor that chooses sentences from a wider pool (the local one), each search
+        # goes deeper (RunConfig.pool, RunConfig.sentence_pool); an LLM auditor would only
+        # read a longer prompt.
+        sources = self._retrieve(queries, 0, deep=cfg.audit and getattr(roles.auditor, "reads_pool", False))
         audit: AuditResult | None = None
         retries = 0
         # 3-4. Audit, and retry with reformulated queries while the auditor asks for it.
@@ -189,9 +215,14 @@ class AgentLoop:
                     continue
                 queries.extend(new)
                 # Evidence from earlier passes is kept; new chunks are appended after it.
-                known = {s.chunk_id for s in sources}
-                sources = sources + [s for s in self._retrieve(new, retries, known=frozenset(known))
-                                     if s.chunk_id not in known]
+                # A chunk of the deeper pool that a reformulated query ranks in its top k is
+                # evidence like any other from now on.
+                known = {s.chunk_id for s in sources if not s.pool}
+                found = self._retrieve(new, retries, known=frozenset(known))
+                again = {s.chunk_id for s in found}
+                sources = [s.model_copy(update={"pool": False}) if s.chunk_id in again else s for s in sources]
+                have = {s.chunk_id for s in sources}
+                sources = sources + [s for s in found if s.chunk_id not in have]
         # 4b. Still short after the retries: the route may add web evidence (agent.web).
         if self.web is not None and audit is not None:
             sources, audit = self._route_web(question, plan, sources, audit, retries)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from django.db import close_old_connections, connection
 
@@ -47,18 +48,30 @@ class CollectionRetriever:
 
         hits = index_search(collection=self.collection, query=query, k=k, mode=self.mode, rerank=self.rerank,
                             llm_scorer=self._llm_scorer)
-        chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
-        out = []
-        for h in hits:
-            c = chunks.get(h.chunk_id)
-            if c is None:
-                continue
-            out.append(Source(
-                chunk_id=c.pk, document_id=c.document_id, document_title=c.document.title,
-                file_name=c.document.original_name, page=c.page_start, page_end=c.page_end,
-                section=c.section_title, text=c.text, score=float(h.score), query=query,
-            ))
-        return out
+        return _sources(hits, query)
+
+    def retrieve_sentences(self, query: str, *, k: int) -> list[Source]:
+        """The k chunks whose best sentence is closest to the query (knowledge.indexing.
+        index_sentence_search): a chunk one sentence of which answers, among many that do not."""
+        from knowledge.indexing import index_sentence_search
+
+        return _sources(index_sentence_search(collection=self.collection, query=query, k=k), query)
+
+
+def _sources(hits: list, query: str) -> list[Source]:
+    """The hits as Sources, in their order (a chunk deleted meanwhile is left out)."""
+    chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
+    out = []
+    for h in hits:
+        c = chunks.get(h.chunk_id)
+        if c is None:
+            continue
+        out.append(Source(
+            chunk_id=c.pk, document_id=c.document_id, document_title=c.document.title,
+            file_name=c.document.original_name, page=c.page_start, page_end=c.page_end,
+            section=c.section_title, text=c.text, score=float(h.score), query=query,
+        ))
+    return out
 
 
 class MultiCollectionRetriever:
@@ -93,6 +106,11 @@ class MultiCollectionRetriever:
         fused.sort(key=lambda item: (item[0], item[1]), reverse=True)
         return [source.model_copy(update={"score": score}) for score, _, source in fused[:k]]
 
+    def retrieve_sentences(self, query: str, *, k: int) -> list[Source]:
+        # One embedding model for every collection of a portal: the cosines compare.
+        found = [s for part in self.parts for s in part.retrieve_sentences(query, k=k)]
+        return sorted(found, key=lambda s: -s.score)[:k]
+
 
 def portal_embed() -> EmbedFn:
     """The local roles' sentence embedder inside the portal: vectors from the EmbeddingCache
@@ -111,12 +129,17 @@ class ThreadRetriever:
         self.inner = inner
 
     def retrieve(self, query: str, *, k: int) -> list[Source]:
-        import threading
+        return self._on_thread(self.inner.retrieve, query, k)
 
+    def retrieve_sentences(self, query: str, *, k: int) -> list[Source]:
+        return self._on_thread(self.inner.retrieve_sentences, query, k)
+
+    @staticmethod
+    def _on_thread(search: Callable[..., list[Source]], query: str, k: int) -> list[Source]:
         if threading.current_thread() is threading.main_thread():
-            return self.inner.retrieve(query, k=k)
+            return search(query, k=k)
         try:
-            return self.inner.retrieve(query, k=k)
+            return search(query, k=k)
         finally:
             close_old_connections()
             connection.close()

@@ -59,6 +59,9 @@ class Source(BaseModel):
     # source has a negative chunk_id: it lives only in this run, not in the collection.
     url: str = ""
     fetched_at: str = ""
+    # Read only to widen the auditor's choice of the answering sentence (RunConfig.pool,
+    # RunConfig.sentence_pool): below a query's top k, so the premise check does not read it.
+    pool: bool = False
 
     @property
     def from_web(self) -> bool:

@@ -190,6 +190,11 @@ class _MemoRetriever:
             self.memo[(query, k)] = self.inner.retrieve(query, k=k)
         return self.memo[(query, k)]
 
+    def retrieve_sentences(self, query: str, *, k: int):
+        if (query, k, "sentences") not in self.memo:
+            self.memo[(query, k, "sentences")] = self.inner.retrieve_sentences(query, k=k)
+        return self.memo[(query, k, "sentences")]
+
 
 def _calibrate(collection, questions: list[dict]) -> None:
     """Score = answerable answered + out-of-scope refused + false premises debunked (agentic),

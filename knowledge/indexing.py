@@ -374,3 +374,23 @@ def index_search(*, collection: Collection, query: str, k: int = 5, mode: str = 
     # Belt and braces: a chunk deleted after the document check above is still never shown.
     live = set(Chunk.objects.filter(pk__in=[h.chunk_id for h in hits]).values_list("pk", flat=True))
     return [h for h in hits if h.chunk_id in live]
+
+
+def index_sentence_search(*, collection: Collection, query: str, k: int = 5) -> list[SearchHit]:
+    """The k chunks of the collection whose best answer-eligible sentence is closest to
+    `query` (cosine of the stored sentence vectors, knowledge.retrieval.sentences), best
+    first; only chunks of READY documents."""
+    from knowledge.retrieval.sentences import top_sentence_chunks
+
+    version = Collection.objects.filter(pk=collection.pk).values_list("index_version", flat=True).first()
+    if not version or not query.strip() or k <= 0:
+        return []
+    searcher = _searcher(collection, version)
+    allowed = _allowed_mask(collection, searcher, None, None)
+    vector = _query_vector(searcher.data.meta.get("embedding_model", ""), query)
+    data = searcher.data
+    hits = [SearchHit(chunk_id=int(data.chunk_ids[pos]), score=score, scores={"sentence": score},
+                      document_id=int(data.document_ids[pos]), position=pos)
+            for pos, score in top_sentence_chunks(data, vector, k, allowed)]
+    live = set(Chunk.objects.filter(pk__in=[h.chunk_id for h in hits]).values_list("pk", flat=True))
+    return [h for h in hits if h.chunk_id in live]

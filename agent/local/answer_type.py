@@ -106,6 +106,33 @@ def offers(need: Need, question: str, sentence: str, *, context: str = "") -> fl
     return 1.0
 
 
+# A sentence about where the paper says something ("In Section 5, we compare ...", "Details
+# are given in Appendix B.", "The next section describes ...") rather than what it says.
+_PLACE = r"(?:sections?|sec\.|§|appendix|appendices|chapters?)"
+_POINTER = re.compile(
+    rf"\b(?:(?:in|see|cf\.?|to|of)\s+(?:the\s+)?(?:{_PLACE}\s*[A-Z]?\d[\d.]*|{_PLACE}\s+[A-Z]\b)|(?:next|following|"
+    rf"previous|preceding|remaining|later|subsequent)\s+{_PLACE})|^{_PLACE}\s*[A-Z]?\d[\d.]*\s+\w+",
+    re.IGNORECASE)
+_ORGANISING = re.compile(
+    r"\b(?:describ|present|discuss|introduc|detail|outlin|summari[sz]|explain|review|conclud|turn|focus|"
+    r"defer|provid|giv|report|list|includ|organi[sz]|structur|address|elaborat|leav)\w*", re.IGNORECASE)
+
+
+def points_elsewhere(sentence: str) -> bool:
+    """Whether the sentence tells where the paper treats something instead of stating it: it
+    ends with a colon (what it introduces follows it: "The Transformer uses multi-head
+    attention in three different ways:"), or it refers to a section, appendix or chapter,
+    with an organising verb (describe, present, discuss, ...) and no number of its own
+    beyond the reference's."""
+    if sentence.rstrip().endswith(":"):
+        return True
+    ref = _POINTER.search(sentence)
+    if not ref or not _ORGANISING.search(sentence):
+        return False
+    rest = sentence[: ref.start()] + sentence[ref.end():]
+    return not numbers(rest)
+
+
 _AFFIRM_MIN = 0.75  # share of the proposition's content terms a sentence must state to affirm it
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agent.local import selection, sufficiency
-from agent.local.answer_type import need_of, offers
+from agent.local.answer_type import need_of, offers, points_elsewhere
 from agent.local.candidates import Candidate, candidates, doc_key, plan_facts, terms_by_document
 from agent.local.contradiction import contradiction_cue, siblings
 from agent.local.embed import EmbedFn, get_embed
@@ -112,6 +112,11 @@ class AuditorParams:
     # A one-need question whose premise no sentence confirms is answered (PARTIAL, saying
     # so) only when its need is at least this likely answered; above 1, never.
     premise_unconfirmed_min: float = 1.01
+    # Whether a sentence that only says where the paper treats something ("In Section 5, we
+    # describe ...", "... in three different ways:"; agent.local.answer_type.points_elsewhere)
+    # may answer a need. No: on the devbench calibration half it put the answering sentence
+    # first for more facts (bench/sentence_pool.py, docs/benchmarks.md).
+    pointers_answer: bool = False
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -119,6 +124,10 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 class LocalAuditor:
+    # It chooses answering sentences from the chunks below each query's top k too
+    # (agent.loop: RunConfig.pool, RunConfig.sentence_pool), and keeps them from the premise check.
+    reads_pool = True
+
     def __init__(self, embed: EmbedFn | None = None, params: AuditorParams | None = None) -> None:
         self._embed = embed
         self.params = params or AuditorParams()
@@ -203,8 +212,12 @@ class LocalAuditor:
             if label != SupportLabel.SUPPORTED:
                 missing.append(asked[n].strip() if n < len(asked) else fact)
 
-        premise = check_premise(plan.premise, premise_vec, cands, sources, sent_vecs, doc_terms, sibling_map,
-                                params=p)
+        # The premise is judged on each query's top k only: the deeper pool widens the choice
+        # of an answering sentence, and its many loosely related sentences would add false
+        # alarms (agent.types.Source.pool).
+        read = [i for i, c in enumerate(cands) if not sources[c.source_index].pool]
+        premise = check_premise(plan.premise, premise_vec, [cands[i] for i in read], sources, sent_vecs[read],
+                                doc_terms, sibling_map, params=p)
         if plan.premise and not premise.contradicted and not premise.confirmed:
             missing.append(f"{PREMISE_PREFIX}{plan.premise}")
         # A one-need question whose premise nothing confirms may still be answered (PARTIAL,
@@ -252,7 +265,7 @@ class LocalAuditor:
             support = max(sc.support, p.w_coverage * cov + (1 - p.w_coverage) * sc.similarity)
             fit = offers(need, fact, cand.quote, context=cand.context)
             # A quote the verifier would drop (a fragment of a few words) cannot answer.
-            if fit <= 0 or eligibility(cand.quote):
+            if fit <= 0 or eligibility(cand.quote) or (not p.pointers_answer and points_elsewhere(cand.quote)):
                 continue
             if anchors and anchor_coverage(anchors, doc_terms[doc_key(sources[cand.source_index])]) < p.anchor_min:
                 continue

@@ -97,29 +97,82 @@ def test_a_value_only_in_a_table_is_found(ask):
 
 
 class _DepthRetriever:
-    """Returns CHUNKS[:k] and records each (query, k) asked for."""
+    """Returns CHUNKS[:k] (its sentence search: SENTENCE_HITS[:k]) and records what was asked."""
 
-    def __init__(self):
+    def __init__(self, sentence_hits=()):
         self.asked = []
+        self.sentence_hits = list(sentence_hits)
 
     def retrieve(self, query, *, k):
         self.asked.append((query, k))
         return CHUNKS[:k]
 
+    def retrieve_sentences(self, query, *, k):
+        self.asked.append(("sentences", query, k))
+        return self.sentence_hits[:k]
 
-def test_a_pool_widens_only_the_question_s_own_search(embed):
+
+class _NoPool:
+    """An auditor like the wrapped one that does not say it reads a pool."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def audit(self, *args, **kwargs):
+        return self.inner.audit(*args, **kwargs)
+
+
+def test_a_pool_widens_every_search_below_its_top_k(embed):
     from agent.configs import RunConfig, build_roles
     from agent.loop import AgentLoop
 
     question = "How many attention heads are in each Brindle layer?"
     narrow, wide = (RunConfig("t", plan=True, audit=True, top_k=2, pool=pool) for pool in (0, 4))
     plain = _DepthRetriever()
-    AgentLoop(narrow, build_roles(narrow, embed=embed), plain, concurrent=False).run(question)
-    assert plain.asked[0] == (question, 2)
+    result = AgentLoop(narrow, build_roles(narrow, embed=embed), plain, concurrent=False).run(question)
+    assert plain.asked[0] == (question, 2) and not any(s.pool for s in result.sources)
     deep = _DepthRetriever()
     result = AgentLoop(wide, build_roles(wide, embed=embed), deep, concurrent=False).run(question)
-    assert deep.asked[0] == (question, 4)
+    first_pass = [k for q, k in deep.asked[: len(result.plan.sub_queries)]]
+    assert first_pass == [4] * len(result.plan.sub_queries)
+    # The top 2 are evidence like any other; chunks 3 and 4 only widen the choice of sentence.
+    assert [(s.chunk_id, s.pool) for s in result.sources[:4]] == [(1, False), (2, False), (3, True), (4, True)]
     assert result.answer.outcome == Outcome.ANSWER and "12 attention heads" in result.answer.sentences[0].text
+
+
+def test_the_sentence_search_adds_the_chunk_whose_one_sentence_answers(embed):
+    from agent.configs import RunConfig, build_roles
+    from agent.loop import AgentLoop
+
+    question = "How many attention heads are in each Brindle layer?"
+    cfg = RunConfig("t", plan=True, audit=True, top_k=2, sentence_pool=1)
+    retriever = _DepthRetriever(sentence_hits=[CHUNKS[2]])
+    result = AgentLoop(cfg, build_roles(cfg, embed=embed), retriever, concurrent=False).run(question)
+    assert ("sentences", question, 1) in retriever.asked
+    assert (3, True) in [(s.chunk_id, s.pool) for s in result.sources]
+    assert result.answer.outcome == Outcome.ANSWER and "12 attention heads" in result.answer.sentences[0].text
+    # An auditor that does not read a pool (an LLM's) gets no sentence search.
+    roles = build_roles(cfg, embed=embed)
+    roles.auditor = _NoPool(roles.auditor)
+    retriever = _DepthRetriever(sentence_hits=[CHUNKS[2]])
+    AgentLoop(cfg, roles, retriever, concurrent=False).run(question)
+    assert not any(asked[0] == "sentences" for asked in retriever.asked)
+    # Without it, the top 2 chunks do not hold the number.
+    plain = RunConfig("t", plan=True, audit=True, top_k=2)
+    result = AgentLoop(plain, build_roles(plain, embed=embed), _DepthRetriever(), concurrent=False).run(question)
+    assert all(s.chunk_id in (1, 2) for s in result.sources)
+    assert "12 attention heads" not in result.answer.text
+
+
+def test_the_premise_check_does_not_read_the_deeper_pool(embed):
+    planner, auditor = RulePlanner(), LocalAuditor(embed=embed)
+    question = "Why does Brindle use 16 attention heads in each layer?"
+    plan = planner.plan(question)
+    read = auditor.audit(question, plan, CHUNKS, can_retry=False)
+    assert read.premise.contradicted and read.premise.chunk_id == 3
+    pooled = [s.model_copy(update={"pool": s.chunk_id == 3}) for s in CHUNKS]
+    unread = auditor.audit(question, plan, pooled, can_retry=False)
+    assert not unread.premise.contradicted
 
 
 def test_a_value_in_a_very_short_sentence_is_found(ask):
@@ -127,3 +180,48 @@ def test_a_value_in_a_very_short_sentence_is_found(ask):
                                "decays afterwards. We used warmup_steps = 2500.", title=BRINDLE)]
     _, answer = ask("How many warmup steps does Brindle use?", sources)
     assert answer.outcome == Outcome.ANSWER and "2500" in answer.sentences[0].text
+
+
+def test_a_sentence_that_points_elsewhere_is_not_chosen(embed):
+    from dataclasses import replace
+
+    question = "How does Brindle attend to cross-references between clauses?"
+    sources = [
+        make_source(31, "In Section 4, we describe how Brindle attends to cross-references between clauses.",
+                    title=BRINDLE),
+        make_source(32, "Brindle attends to cross-references by pairing each clause with the clauses it cites.",
+                    title=BRINDLE),
+    ]
+    plan = RulePlanner().plan(question)
+    default = LocalAuditor(embed=embed)
+    lenient = LocalAuditor(embed=embed, params=replace(default.params, pointers_answer=True))
+    quotes = [q for q, *_ in lenient.rank_sentences(question, plan, sources)[0]]
+    assert any("Section 4" in q for q in quotes)
+    quotes = [q for q, *_ in default.rank_sentences(question, plan, sources)[0]]
+    assert quotes and not any("Section 4" in q for q in quotes)
+
+
+class _PoolRetriever:
+    """The question finds a distractor first and the evidence second; keyword queries (a
+    retry's) find the evidence first."""
+
+    distractor = make_source(41, "Domestic cats sleep for most of the day and hunt small rodents at night.",
+                             title="Cats")
+    evidence = make_source(42, "We apply a softmax only on the logits of the true and false tokens. Hence, we rerank "
+                               "the documents according to the probabilities assigned to the true token.",
+                           title="MonoT5")
+
+    def retrieve(self, query, *, k):
+        return ([self.distractor, self.evidence] if query.endswith("?") else [self.evidence, self.distractor])[:k]
+
+
+def test_a_pooled_chunk_a_retry_ranks_in_its_top_k_becomes_evidence(embed):
+    from agent.configs import RunConfig, build_roles
+    from agent.loop import AgentLoop
+
+    cfg = RunConfig("t", plan=True, audit=True, max_retries=2, top_k=1, pool=2)
+    result = AgentLoop(cfg, build_roles(cfg, embed=embed), _PoolRetriever(), concurrent=False).run(
+        "How does the MonoT5 reranker rerank documents using the probabilities of the true token?")
+    assert result.retries >= 1
+    assert [(s.chunk_id, s.pool) for s in result.sources] == [(41, False), (42, False)]
+    assert result.answer.outcome == Outcome.ANSWER and result.answer.citations[0].chunk_id == 42

@@ -1,0 +1,39 @@
+"""Sentence-level dense search: the chunks whose answer-eligible sentences lie closest to a
+query, over the sentence vectors an index version already stores (knowledge.retrieval.store:
+`sent_vectors`, and `sent_offsets` saying which chunk owns each row).
+
+A chunk's vector averages all its sentences, so a chunk with one sentence that answers and
+ten about something else can rank low for a question that one sentence answers. Searching
+the sentences themselves finds it; the agent's local auditor then chooses among the
+sentences of every chunk found (agent.loop, RunConfig.sentence_pool).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from knowledge.retrieval.store import IndexData
+
+
+def top_sentence_chunks(
+    data: IndexData, query_vector: np.ndarray, k: int, allowed: np.ndarray | None = None
+) -> list[tuple[int, float]]:
+    """The k chunks (index positions) owning the best-scoring sentences, as (position, cosine
+    of its best sentence), best first. `allowed`: boolean mask of the chunk rows that may be
+    returned (None: all). Chunks without sentence vectors are never returned."""
+    vectors = np.asarray(data.sent_vectors)
+    if k <= 0 or not len(vectors):
+        return []
+    sims = vectors @ np.asarray(query_vector, dtype=vectors.dtype)
+    # The rows are in chunk order, so each chunk's best is one reduceat over the starts of the
+    # chunks that own rows (an empty chunk's start is the next one's).
+    offsets = np.asarray(data.sent_offsets)
+    starts = offsets[:-1]
+    owning = offsets[1:] > starts
+    best = np.full(data.size, -np.inf, dtype=np.float64)
+    best[owning] = np.maximum.reduceat(sims, starts[owning])
+    if allowed is not None:
+        best[~allowed] = -np.inf
+    found = np.flatnonzero(np.isfinite(best))
+    order = found[np.lexsort((found, -best[found]))][:k]
+    return [(int(pos), float(best[pos])) for pos in order]
