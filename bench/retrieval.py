@@ -238,11 +238,12 @@ def _loaded_rss(folder: str, qs: list[str], qvecs: np.ndarray, threads: int, out
     HybridSearcher(tiny).search("a", query_vector=qvecs[0], k=1, mode="rrf")
     import faiss  # noqa: F401  (reads the large index's 8-bit quantiser)
 
-    from knowledge.retrieval.dense import _exact_all
-    from knowledge.retrieval.dense_kernels import kernels
+    from knowledge.retrieval.dense import SQ8Blocks, _exact_all, dense_search
     from knowledge.retrieval.fusion import pool_size
 
-    kernels()
+    # The 8-bit scan's compiled kernel (numba loads it on its first call: about 65 MB).
+    small = l2_normalize(np.ones((64, qvecs.shape[1]), dtype=np.float32) + np.eye(64, qvecs.shape[1], dtype=np.float32))
+    dense_search(small, qvecs[0], 1, sq8=SQ8Blocks.build(small))
     process = current_rss_mb()
     before = process
     searcher = HybridSearcher(read_index(Path(folder)), threads=threads)
