@@ -178,17 +178,22 @@ def latency(n: int, n_queries: int, rng: np.random.Generator, threads: int) -> d
             ("dense_pooled", pooled, "dense"), ("rrf_pooled", pooled, "rrf")]
     # Interleaved per query, so a burst of load on the machine hits every variant alike.
     times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+    # CPU time of the whole process (every thread) per search: on a busy machine it grows far
+    # less than the wall time, which also counts the time spent waiting for a core.
+    cpu: dict[str, list[float]] = {name: [] for name, _, _ in runs}
     for q, v in zip(qs, qvecs, strict=True):
         for name, searcher, mode in runs:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             hits = searcher.search(q, query_vector=v, k=10, mode=mode)
             times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
             if name.endswith("_pooled"):
                 reference = single.search(q, query_vector=v, k=10, mode=mode)
                 assert [h.chunk_id for h in hits] == [h.chunk_id for h in reference], "pooled ranking differs"
     for name, values in times.items():
         row[f"{name}_p50_ms"], row[f"{name}_p95_ms"] = pct(values, 50), pct(values, 95)
     row["pooled_speedup"] = statistics.median(times["rrf"]) / statistics.median(times["rrf_pooled"])
+    row["cpu_p50_ms"] = {name: pct(values, 50) for name, values in cpu.items()}
     return row
 
 
@@ -368,14 +373,17 @@ def main() -> None:
     print(f"\n| chunks | BM25 p50 / p95 ms | dense p50 / p95 ms | hybrid (RRF) p50 / p95 ms | dense, {t} threads | "
           f"hybrid, {t} threads | hybrid 1 / {t} threads | BM25 build s | BM25 MB | dense MB | peak RSS MB |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    cpu_lines = []
     for n in sizes:
         r = latency(n, nq, rng, t)
+        cpu_lines.append(f"{n:,} chunks: " + ", ".join(f"{name} {ms:.1f}" for name, ms in r["cpu_p50_ms"].items()))
         print(f"| {n:,} | {r['bm25_p50_ms']:.1f} / {r['bm25_p95_ms']:.1f} | {r['dense_p50_ms']:.1f} / "
               f"{r['dense_p95_ms']:.1f} | {r['rrf_p50_ms']:.1f} / {r['rrf_p95_ms']:.1f} | "
               f"{r['dense_pooled_p50_ms']:.1f} / {r['dense_pooled_p95_ms']:.1f} | "
               f"{r['rrf_pooled_p50_ms']:.1f} / {r['rrf_pooled_p95_ms']:.1f} | {r['pooled_speedup']:.2f}x | "
               f"{r['build_bm25_s']:.1f} | {r['bm25_mb']:.0f} | {r['dense_mb']:.0f} | {r['peak_rss_mb']:.0f} |",
               flush=True)
+    print("\nCPU time per search, p50 ms (the process, every thread):\n" + "\n".join(cpu_lines))
     for n in sizes:
         vectors = l2_normalize(rng.standard_normal((n, DIM), dtype=np.float32))
         print_dense(dense_peers("random", vectors, l2_normalize(rng.standard_normal((nq, DIM), dtype=np.float32))))
