@@ -32,6 +32,19 @@ def current_rss_mb() -> float:
     return float("nan")
 
 
+def mapped_rss_mb(folder: str) -> dict[str, float]:
+    """Resident MB of each file of `folder` mapped into this process (/proc/self/smaps)."""
+    out: dict[str, float] = {}
+    name = None
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if len(head) >= 6 and "-" in head[0] and not line.startswith(("Rss", "Size")):
+            name = Path(head[5]).name if head[5].startswith(folder) else None
+        elif name and line.startswith("Rss:"):
+            out[name] = out.get(name, 0.0) + int(head[1]) / 1024
+    return out
+
+
 def bm25s_peer(docs: list[np.ndarray]):
     """bm25s (lucene scores, numba backend when numba is installed), or None when absent."""
     try:

@@ -45,7 +45,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 # After OPENBLAS_NUM_THREADS is set above (it imports numpy).
-from _retrieval_peers import bm25s_peer, current_rss_mb, dense_peers, pct, print_dense, tantivy_peer
+from _retrieval_peers import (
+    bm25s_peer,
+    current_rss_mb,
+    dense_peers,
+    mapped_rss_mb,
+    pct,
+    print_dense,
+    tantivy_peer,
+)
 
 from knowledge.retrieval.bm25 import BM25Index, top_k
 from knowledge.retrieval.dense import l2_normalize
@@ -170,17 +178,22 @@ def latency(n: int, n_queries: int, rng: np.random.Generator, threads: int) -> d
             ("dense_pooled", pooled, "dense"), ("rrf_pooled", pooled, "rrf")]
     # Interleaved per query, so a burst of load on the machine hits every variant alike.
     times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+    # CPU time of the whole process (every thread) per search: on a busy machine it grows far
+    # less than the wall time, which also counts the time spent waiting for a core.
+    cpu: dict[str, list[float]] = {name: [] for name, _, _ in runs}
     for q, v in zip(qs, qvecs, strict=True):
         for name, searcher, mode in runs:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             hits = searcher.search(q, query_vector=v, k=10, mode=mode)
             times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
             if name.endswith("_pooled"):
                 reference = single.search(q, query_vector=v, k=10, mode=mode)
                 assert [h.chunk_id for h in hits] == [h.chunk_id for h in reference], "pooled ranking differs"
     for name, values in times.items():
         row[f"{name}_p50_ms"], row[f"{name}_p95_ms"] = pct(values, 50), pct(values, 95)
     row["pooled_speedup"] = statistics.median(times["rrf"]) / statistics.median(times["rrf_pooled"])
+    row["cpu_p50_ms"] = {name: pct(values, 50) for name, values in cpu.items()}
     return row
 
 
@@ -215,8 +228,10 @@ def tiled(base: np.ndarray, n: int, rng: np.random.Generator, noise: float = 0.0
     return out
 
 
-def _loaded_rss(folder: str, qs: list[str], qvecs: np.ndarray, out) -> None:
-    """In a fresh process: resident MB after loading the index from disk and searching.
+def _loaded_rss(folder: str, qs: list[str], qvecs: np.ndarray, threads: int, out) -> None:
+    """In a fresh process: resident MB after loading the index from disk and searching
+    (with `threads` search threads at most, as PORTAL_SEARCH_THREADS; each query takes as
+    many as there are free cores), then a check that every dense pool was the exact one.
 
     The libraries the search loads on first use (faiss, numba and the compiled kernels) are
     loaded first, on a tiny index, so the figure is the index's own memory."""
@@ -226,21 +241,39 @@ def _loaded_rss(folder: str, qs: list[str], qvecs: np.ndarray, out) -> None:
                      sent_vectors=np.zeros((0, qvecs.shape[1]), dtype=np.float32),
                      sent_offsets=np.zeros(3, dtype=np.int64))
     HybridSearcher(tiny).search("a", query_vector=qvecs[0], k=1, mode="rrf")
-    import faiss  # noqa: F401  (loaded by the large index's 8-bit stage)
+    import faiss  # noqa: F401  (reads the large index's 8-bit quantiser)
 
+    from knowledge.retrieval.dense import SQ8Blocks, _exact_all, dense_search
+    from knowledge.retrieval.fusion import pool_size
+
+    # The 8-bit scan's compiled kernel (numba loads it on its first call: about 65 MB).
+    small = l2_normalize(np.ones((64, qvecs.shape[1]), dtype=np.float32) + np.eye(64, qvecs.shape[1], dtype=np.float32))
+    dense_search(small, qvecs[0], 1, sq8=SQ8Blocks.build(small))
     process = current_rss_mb()
     before = process
-    searcher = HybridSearcher(read_index(Path(folder)))
+    searcher = HybridSearcher(read_index(Path(folder)), threads=threads)
     times = []
     for q, v in zip(qs, qvecs, strict=True):
         t0 = time.perf_counter()
         searcher.search(q, query_vector=v, k=10, mode="rrf")
         times.append(time.perf_counter() - t0)
-    out.put({"mb": current_rss_mb() - before, "process_mb": current_rss_mb(), "libraries_mb": process,
-             "p50": pct(times, 50), "p95": pct(times, 95)})
+    mb, process_mb = current_rss_mb() - before, current_rss_mb()
+    files = {name: size for name, size in sorted(mapped_rss_mb(folder).items()) if size >= 1}
+    # After the memory is taken (rescoring every row reads the whole float32 file): each
+    # query's dense pool, as the hybrid search gets it, against rescoring every row. The
+    # fused ranking is a function of the two pools, so it is then the exact one too.
+    same = 0
+    for v in qvecs:
+        exact = _exact_all(searcher.data.vectors, v, pool_size(10), None)
+        got = searcher._dense(v, pool_size(10), None, threads)
+        same += np.array_equal(got.positions, exact[0]) and np.array_equal(got.scores, exact[1])
+    out.put({"mb": mb, "process_mb": process_mb, "libraries_mb": process,
+             "p50": pct(times, 50), "p95": pct(times, 95), "exact": same, "queries": len(qs),
+             "files": files})
 
 
-def realistic(n: int, n_queries: int, rng: np.random.Generator, sentences: int) -> tuple[list[dict], dict]:
+def realistic(n: int, n_queries: int, rng: np.random.Generator, sentences: int, threads: int
+              ) -> tuple[list[dict], dict]:
     """Real MiniLM vectors of SciFact sentences tiled with noise to `n` rows; hybrid from disk."""
     base = scifact_vectors(sentences)
     vectors = tiled(base, n, rng)
@@ -258,7 +291,7 @@ def realistic(n: int, n_queries: int, rng: np.random.Generator, sentences: int) 
         gc.collect()
         context = multiprocessing.get_context("spawn")
         out = context.Queue()
-        child = context.Process(target=_loaded_rss, args=(str(Path(tmp) / "1"), qs, qvecs, out))
+        child = context.Process(target=_loaded_rss, args=(str(Path(tmp) / "1"), qs, qvecs, threads, out))
         child.start()
         loaded = out.get()
         child.join()
@@ -289,6 +322,7 @@ def main() -> None:
                         help="rows of the tiled MiniLM set (default with --full: 1M)")
     parser.add_argument("--max-rows", type=int, default=None, help="leave out the sizes above this")
     parser.add_argument("--bm25-only", action="store_true", help="only the BM25 implementations table")
+    parser.add_argument("--no-bm25-table", action="store_true", help="leave out the BM25 implementations table")
     parser.add_argument("--sizes", default="", help="comma-separated chunk counts instead of 10k, 100k, 1M "
                         "(BM25 peers, latency and dense tables; rank-bm25 only up to 100k)")
     parser.add_argument("--sentences", type=int, default=5_000, help="SciFact sentences to tile")
@@ -317,7 +351,7 @@ def main() -> None:
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, load average {os.getloadavg()[0]:.1f}")
     print("\nBM25 top 10, every implementation on each query in a random order "
           "(p50 / p95 ms; median time / ours):\n")
-    for n in ref_sizes:
+    for n in [] if args.no_bm25_table else ref_sizes:
         r = vs_rank_bm25(n, nq, rng)
         against = "rank-bm25" if n <= RANK_BM25_MAX else "scoring every matching chunk"
         print(f"{n:,} chunks, {r['queries']} queries: top 10 identical to {against} on {r['identical_top10']}/"
@@ -339,26 +373,32 @@ def main() -> None:
     print(f"\n| chunks | BM25 p50 / p95 ms | dense p50 / p95 ms | hybrid (RRF) p50 / p95 ms | dense, {t} threads | "
           f"hybrid, {t} threads | hybrid 1 / {t} threads | BM25 build s | BM25 MB | dense MB | peak RSS MB |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    cpu_lines = []
     for n in sizes:
         r = latency(n, nq, rng, t)
+        cpu_lines.append(f"{n:,} chunks: " + ", ".join(f"{name} {ms:.1f}" for name, ms in r["cpu_p50_ms"].items()))
         print(f"| {n:,} | {r['bm25_p50_ms']:.1f} / {r['bm25_p95_ms']:.1f} | {r['dense_p50_ms']:.1f} / "
               f"{r['dense_p95_ms']:.1f} | {r['rrf_p50_ms']:.1f} / {r['rrf_p95_ms']:.1f} | "
               f"{r['dense_pooled_p50_ms']:.1f} / {r['dense_pooled_p95_ms']:.1f} | "
               f"{r['rrf_pooled_p50_ms']:.1f} / {r['rrf_pooled_p95_ms']:.1f} | {r['pooled_speedup']:.2f}x | "
               f"{r['build_bm25_s']:.1f} | {r['bm25_mb']:.0f} | {r['dense_mb']:.0f} | {r['peak_rss_mb']:.0f} |",
               flush=True)
+    print("\nCPU time per search, p50 ms (the process, every thread):\n" + "\n".join(cpu_lines))
     for n in sizes:
         vectors = l2_normalize(rng.standard_normal((n, DIM), dtype=np.float32))
         print_dense(dense_peers("random", vectors, l2_normalize(rng.standard_normal((nq, DIM), dtype=np.float32))))
         del vectors
     if args.full or args.realistic:
         n = args.realistic or 1_000_000
-        rows, loaded = realistic(n, nq, rng, args.sentences)
+        rows, loaded = realistic(n, nq, rng, args.sentences, t)
         print_dense(rows)
-        print(f"\nhybrid (RRF) at {n:,} chunks, index loaded from disk in a fresh process: p50 {loaded['p50']:.1f} / "
-              f"p95 {loaded['p95']:.1f} ms, resident memory of the loaded index {loaded['mb']:.0f} MB (whole "
-              f"process {loaded['process_mb']:.0f} MB, of which {loaded['libraries_mb']:.0f} MB before the index), "
-              f"load average {os.getloadavg()[0]:.1f}")
+        print(f"\nhybrid (RRF) at {n:,} chunks, index loaded from disk in a fresh process (at most {t} threads): "
+              f"p50 {loaded['p50']:.1f} / p95 {loaded['p95']:.1f} ms, resident memory of the loaded index "
+              f"{loaded['mb']:.0f} MB (whole process {loaded['process_mb']:.0f} MB, of which "
+              f"{loaded['libraries_mb']:.0f} MB before the index); dense pool (30) = exact pool "
+              f"on {loaded['exact']}/{loaded['queries']} queries; load average {os.getloadavg()[0]:.1f}")
+        print("resident MB per mapped file of the index: " + ", ".join(
+            f"{name} {size:.0f}" for name, size in loaded["files"].items()))
     print(f"\nquery embedding (local all-MiniLM-L6-v2 int8, one short query): p50 {query_embedding_ms():.1f} ms")
 
 

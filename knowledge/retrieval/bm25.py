@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from knowledge.retrieval import reads
 from knowledge.retrieval.bm25_kernels import MAX_QUERY_TERMS, NO_MASK, kernels, scratch, top_scratch
 
 K1 = 1.5
@@ -175,11 +176,11 @@ class BM25Index:
             if self.impacts is None:
                 self.quantize()
             mask = NO_MASK if allowed is None else np.asarray(allowed, dtype=bool).view(np.uint8)
-            positions, scores, done = kernels()[1](*self._arrays(), self.impact_step, ids,
-                                                   counts.astype(np.int64), self._term_max(), k, mask,
-                                                   *top_scratch(self.n_chunks))
+            near, where, ordered_counts, done = kernels()[1](*self._arrays(), self.impact_step, ids,
+                                                             counts.astype(np.int64), self._term_max(), k, mask,
+                                                             *top_scratch(self.n_chunks))
             if done:
-                return positions, scores
+                return kernels()[2](near, where, self._weights_at(where), ordered_counts, k)
         # A query with a term whose idf is negative (or absurdly long): every chunk scored.
         positions, scores = self.matching(tokens)
         if allowed is not None:
@@ -214,6 +215,16 @@ class BM25Index:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         scores, seen, touched, _ = scratch(self.n_chunks)
         return kernels()[0](*self._arrays()[:3], ids, counts, self._term_max(), scores, seen, touched)
+
+    def _weights_at(self, where: np.ndarray) -> np.ndarray:
+        """weights.data[where] (0 where -1), read with pread when the weights are memory-mapped:
+        through the mapping, each read would map the 64 KB around it, and after a few hundred
+        searches the whole float64 file was resident (knowledge.retrieval.reads)."""
+        out = np.zeros(where.shape)
+        held = where >= 0
+        positions, inverse = np.unique(where[held], return_inverse=True)
+        out[held] = reads.take(self.weights.data, positions)[inverse]
+        return out
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         """(indptr, indices, data, impacts) as plain ndarray views (the arrays may be

@@ -47,10 +47,49 @@ def scratch(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 @cache
+def heap_push():
+    """The compiled min-heap insertion `push(heap, size, k, v)` (also used by the dense scan)."""
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def push(heap, size, k, v):
+        """Keep the k largest values in a min-heap (heap[0] the smallest kept); returns the size."""
+        if size == k:
+            if v <= heap[0]:
+                return size
+            i = 0  # replace the root and sift it down
+            while True:
+                c = 2 * i + 1
+                if c >= size:
+                    break
+                if c + 1 < size and heap[c + 1] < heap[c]:
+                    c += 1
+                if heap[c] >= v:
+                    break
+                heap[i] = heap[c]
+                i = c
+            heap[i] = v
+            return size
+        i = size  # append and sift up
+        while i > 0:
+            parent = (i - 1) >> 1
+            if heap[parent] <= v:
+                break
+            heap[i] = heap[parent]
+            i = parent
+        heap[i] = v
+        return size + 1
+
+    return push
+
+
+@cache
 def kernels():
     """The compiled walks (numba is imported and the kernels compiled on first use, cached
-    on disk after that): (matching, top)."""
+    on disk after that): (matching, top, finish)."""
     from numba import njit
+
+    push = heap_push()
 
     @njit(cache=True, nogil=True)
     def term_order(indptr, data, ids, counts, term_max):
@@ -153,45 +192,19 @@ def kernels():
         return p if p < hi and indices[p] == d else -1
 
     @njit(cache=True, nogil=True)
-    def push(heap, size, k, v):
-        """Keep the k largest values in a min-heap (heap[0] the smallest kept); returns the size."""
-        if size == k:
-            if v <= heap[0]:
-                return size
-            i = 0  # replace the root and sift it down
-            while True:
-                c = 2 * i + 1
-                if c >= size:
-                    break
-                if c + 1 < size and heap[c + 1] < heap[c]:
-                    c += 1
-                if heap[c] >= v:
-                    break
-                heap[i] = heap[c]
-                i = c
-            heap[i] = v
-            return size
-        i = size  # append and sift up
-        while i > 0:
-            parent = (i - 1) >> 1
-            if heap[parent] <= v:
-                break
-            heap[i] = heap[parent]
-            i = parent
-        heap[i] = v
-        return size + 1
-
-    @njit(cache=True, nogil=True)
     def top(indptr, indices, data, impacts, step, ids, counts, term_max, k, allowed, acc, seen, touched, values):
-        """(positions, scores, done): the k best, or done = False when the query has a
-        negative term (the bounds do not hold: the caller scores it exactly)."""
+        """(near, where, counts, done): the chunks that may be in the top k and where their
+        weights are (`finish` scores them), or done = False when the query has a negative
+        term (the bounds do not hold: the caller scores it exactly). The float64 weights are
+        not read here: the caller reads those few (knowledge.retrieval.reads), so a
+        memory-mapped weights file is not paged in around them."""
         n = len(acc)
         nt = len(ids)
         order, bound = term_order(indptr, data, ids, counts, term_max)
         total = 0
         for j in range(nt):
             if bound[j] < 0:
-                return np.empty(0, dtype=np.int64), np.empty(0), False
+                return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.int64), np.empty(0, dtype=np.int64), False
             total += counts[j]
         # Integer sums of the impacts are exact; each impact is within `step` of its weight
         # x 1/step, so a chunk's impact sum is within `slack` of its exact score / step
@@ -341,19 +354,34 @@ def kernels():
                     touched[kept] = touched[x]
                     kept += 1
             n_near = kept
-        # The near chunks scored exactly as `matching` sums (the same terms in the same
-        # order), so the scores are its numbers bit for bit; best first, ties to the lower
-        # position (near is sorted and mergesort is stable).
-        near = np.sort(touched[:n_near])
-        exact = np.zeros(n_near)
+        # Where the near chunks' weights are (their exact scores need them: `finish`), term
+        # by term in summing order; -1 where a chunk does not hold the term.
+        near = np.sort(touched[:n_near]).astype(np.int64)
+        where = np.full((nt, n_near), -1, dtype=np.int64)
+        ordered_counts = np.empty(nt, dtype=np.int64)
         for i in range(nt):
             j = order[i]
-            c = counts[j]
+            ordered_counts[i] = counts[j]
             lo, hi = indptr[ids[j]], indptr[ids[j] + 1]
             for x in range(n_near):
                 lo = seek(indices, lo, hi, near[x])
                 if lo < hi and indices[lo] == near[x]:
-                    exact[x] += c * data[lo]
+                    where[i, x] = lo
+        return near, where, ordered_counts, True
+
+    @njit(cache=True, nogil=True)
+    def finish(near, where, weights, counts, k):
+        """(positions, scores) of `top`'s near chunks (weights[i, x]: data[where[i, x]]),
+        scored exactly as `matching` sums (the same terms in the same order), so the scores
+        are its numbers bit for bit; best first, ties to the lower position (near is sorted
+        and mergesort is stable)."""
+        n_near = len(near)
+        exact = np.zeros(n_near)
+        for i in range(where.shape[0]):
+            c = counts[i]
+            for x in range(n_near):
+                if where[i, x] >= 0:
+                    exact[x] += c * weights[i, x]
         best = np.argsort(-exact, kind="mergesort")[:k]
         n_out = 0
         for x in best:
@@ -367,6 +395,6 @@ def kernels():
                 positions[n_out] = near[x]
                 out[n_out] = exact[x]
                 n_out += 1
-        return positions, out, True
+        return positions, out
 
-    return matching, top
+    return matching, top, finish

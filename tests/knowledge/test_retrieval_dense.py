@@ -36,7 +36,9 @@ COPIES = 40
 def _tiled(vectors: np.ndarray, copies: int, seed: int) -> np.ndarray:
     """Each row `copies` times with noise of about 1% of its norm, renormalised; plus exact duplicates."""
     rng = np.random.default_rng(seed)
-    noise = rng.standard_normal((copies, *vectors.shape), dtype=np.float32) * (0.01 / np.sqrt(vectors.shape[1]))
+    noise = rng.standard_normal((copies, *vectors.shape), dtype=np.float32) * (
+        0.01 / np.sqrt(vectors.shape[1])
+    )
     tiled = l2_normalize((vectors[None] + noise).reshape(-1, vectors.shape[1]))
     tiled[1::97] = tiled[0]  # exact ties, across block boundaries: the lower position must win
     return tiled
@@ -107,7 +109,9 @@ def test_the_float32_first_stage_is_numpy_below_numpy_max_rows_and_faiss_from_th
     used: list[str] = []
     for name in ("_numpy_block", "_flat_block"):
         block = getattr(dense, name)
-        monkeypatch.setattr(dense, name, lambda *args, block=block, name=name: used.append(name) or block(*args))
+        monkeypatch.setattr(
+            dense, name, lambda *args, block=block, name=name: used.append(name) or block(*args)
+        )
     for rows in (dense.NUMPY_MAX_ROWS - 1, dense.NUMPY_MAX_ROWS):
         used.clear()
         matrix = l2_normalize(rng.standard_normal((rows, 16), dtype=np.float32))
@@ -116,43 +120,74 @@ def test_the_float32_first_stage_is_numpy_below_numpy_max_rows_and_faiss_from_th
 
 
 def test_sq8_error_bound_covers_every_row(scifact):
-    matrix, _ = scifact
+    matrix, queries = scifact
     sq8 = SQ8Blocks.build(matrix)
-    decoded = np.concatenate([b.sa_decode(dense._faiss().vector_to_array(b.codes).reshape(b.ntotal, -1))
-                              for b in sq8.blocks])
-    assert (np.abs(decoded - matrix).max(axis=0) <= sq8.error).all()
+    decoded = sq8.vmin + (sq8.codes + 0.5) * sq8.step
+    assert (np.abs(decoded - matrix).max(axis=0) <= sq8.error + 1e-6).all()
     # Half a quantisation step of the widest dimension, not more: the bound is tight.
     assert sq8.error.max() < (matrix.max(axis=0) - matrix.min(axis=0)).max() / 255
+    # The integer sums the scan computes, turned back into scores, are within the query's
+    # bound of the exact cosines, for every row.
+    for query in queries:
+        weights, scale, constant, eps = sq8.query_weights(query)
+        approx = constant + scale * (sq8.codes.astype(np.int64) @ weights.astype(np.int64))
+        assert np.abs(approx - matrix.astype(np.float64) @ query.astype(np.float64)).max() <= eps
+
+
+def test_the_integer_scan_never_overflows():
+    # Codes all 255 and a query with one large and many small components: the largest sum
+    # the weights can make still fits in int32, and the scan returns it exactly.
+    from knowledge.retrieval.dense_kernels import NO_MASK, kernels
+
+    rng = np.random.default_rng(8)
+    matrix = l2_normalize(rng.standard_normal((600, 384), dtype=np.float32))
+    sq8 = SQ8Blocks.build(matrix)
+    codes = np.full((3, 384), 255, dtype=np.uint8)
+    for query in (np.ones(384, dtype=np.float32), matrix[0], -matrix[1]):
+        weights, *_ = sq8.query_weights(l2_normalize(query))
+        sums = np.empty(3, dtype=np.int32)
+        kernels()[0](codes, weights, 0, 3, NO_MASK, sums, 2)
+        assert sums[0] == (codes[0].astype(np.int64) @ weights.astype(np.int64))
 
 
 def test_a_boundary_of_near_ties_widens_the_candidates_instead_of_guessing(monkeypatch):
     # 400 rows all within the 8-bit rounding of each other: the first 10 x k candidates
-    # cannot prove the order, so the float32 stage answers (and the answer stays exact).
+    # cannot prove the order, so every row within the bound of the k-th exact score is
+    # rescored (and the answer stays exact), without a float32 scan or rescoring everything.
     rng = np.random.default_rng(3)
     base = l2_normalize(rng.standard_normal(64, dtype=np.float32))
     matrix = l2_normalize(base + rng.standard_normal((4_000, 64), dtype=np.float32) * 1e-4)
     matrix[:3600] = l2_normalize(rng.standard_normal((3600, 64), dtype=np.float32))
-    calls: list[int] = []
-    for name in ("_numpy_block", "_flat_block"):
-        block = getattr(dense, name)
-        monkeypatch.setattr(dense, name, lambda *args, block=block: calls.append(args[4]) or block(*args))
+    rescored: list[int] = []
+    scores_of = dense.exact_scores
+    monkeypatch.setattr(
+        dense, "exact_scores", lambda m, rows, q: rescored.append(len(rows)) or scores_of(m, rows, q)
+    )
+    for name in ("_numpy_block", "_flat_block", "_exact_all"):
+        monkeypatch.setattr(dense, name, lambda *args: pytest.fail("a float32 scan ran"))
     positions, scores = dense_search(matrix, base, 5, sq8=SQ8Blocks.build(matrix))
+    monkeypatch.undo()
     expected = _exact_all(matrix, base, 5, None)
     np.testing.assert_array_equal(positions, expected[0])
     np.testing.assert_array_equal(scores, expected[1])
-    assert calls, "the near-ties were not detected: the float32 stage never ran"
+    assert rescored[0] == 50 and rescored[1] >= 400, "the near-ties were not detected"
 
 
 def test_an_index_written_from_sq8_min_rows_up_keeps_its_8_bit_copy(tmp_path):
     rows, dim = SQ8_MIN_ROWS + 10, 8
     rng = np.random.default_rng(9)
     vectors = l2_normalize(rng.standard_normal((rows, dim), dtype=np.float32))
-    data = IndexData(chunk_ids=np.arange(rows), document_ids=np.zeros(rows, dtype=np.int64),
-                     is_reference=np.zeros(rows, dtype=bool),
-                     bm25=BM25Index.from_term_ids([np.array([i % 50]) for i in range(rows)],
-                                                  {f"w{i}": i for i in range(50)}),
-                     vectors=vectors, sent_vectors=np.zeros((0, dim), dtype=np.float32),
-                     sent_offsets=np.zeros(rows + 1, dtype=np.int64))
+    data = IndexData(
+        chunk_ids=np.arange(rows),
+        document_ids=np.zeros(rows, dtype=np.int64),
+        is_reference=np.zeros(rows, dtype=bool),
+        bm25=BM25Index.from_term_ids(
+            [np.array([i % 50]) for i in range(rows)], {f"w{i}": i for i in range(50)}
+        ),
+        vectors=vectors,
+        sent_vectors=np.zeros((0, dim), dtype=np.float32),
+        sent_offsets=np.zeros(rows + 1, dtype=np.int64),
+    )
     loaded = read_index(write_index(data, tmp_path / "1"))
     assert loaded.meta["sq8"] and loaded.dense_sq8 is loaded.sq8
     assert isinstance(loaded.vectors, np.memmap), "the float32 rows are read only for the candidates"
