@@ -378,6 +378,16 @@ def alias(a: str, b: str) -> bool:
     return all(ch in rest for ch in short)
 
 
+def acronym_of(short: str, name: str) -> bool:
+    """`short` abbreviates the hyphenated `name` by the initials of its parts, the last part
+    kept whole or not ("sbert" / "sentence-bert", "rrr" / "rewrite-retrieve-read")."""
+    parts = [x for x in re.split(r"[-_]", name.lower()) if x]
+    if len(parts) < 2 or "-" in short or len(short) < 2:
+        return False
+    initials = "".join(x[0] for x in parts)
+    return short.lower() in (initials, initials[:-1] + parts[-1])
+
+
 def value_substitution(claim: str, sentence: str, *, context: str = "", frame: float = 1.0,
                        fixed: frozenset[str] = frozenset()) -> bool:
     """The sentence states the claim's relation about the same things with another name in

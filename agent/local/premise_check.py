@@ -62,10 +62,13 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
     loose_anchors = [*anchors, subject] if subject and subject not in anchors else anchors
     relevant = []
     loose = []
+    # A document that writes a hyphenated name of the premise as its acronym ("SBERT" for
+    # "Sentence-BERT") is about it as much as one that writes it out.
+    acronyms: dict[object, set[str]] = {}
     for sc in score_sentences(premise, pvec, [c.quote for c in cands], sent_vecs, w_coverage=p.w_coverage):
         cand = cands[sc.index]
         source = sources[cand.source_index]
-        held = doc_terms[doc_key(source)]
+        held = _with_acronyms(doc_terms[doc_key(source)], anchors, acronyms)
         about = not anchors or anchor_coverage(anchors, held) >= p.anchor_min
         # A short sentence leans on the one before it ("We try MEAN and MAX. The default
         # is MEAN."): its relevance counts the terms of that context too.
@@ -130,6 +133,17 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         premise=premise, contradicted=True, chunk_id=source.chunk_id, quote=text, confirmed=False,
         reason=f"the evidence disagrees with the premise ({cue})",
     )
+
+
+def _with_acronyms(held: set[str], anchors: list[str], memo: dict[object, set[str]]) -> set[str]:
+    """The document's terms, plus each hyphenated anchor of the premise it holds as an acronym."""
+    key = id(held)
+    if key not in memo:
+        from agent.local.contradiction import acronym_of
+
+        found = {a for a in anchors if "-" in a and a not in held and any(acronym_of(t, a) for t in held)}
+        memo[key] = held | found if found else held
+    return memo[key]
 
 
 _RIVAL = "entity: another name where the premise has one, and no sentence asserts the premise"

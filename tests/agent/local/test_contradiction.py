@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from agent.local.contradiction import alternatives, contradiction_cue, negated_stems, siblings
+from agent.local.contradiction import (
+    acronym_of,
+    alias,
+    alternatives,
+    contradiction_cue,
+    negated_stems,
+    siblings,
+)
 
 
 @pytest.mark.parametrize(
@@ -130,3 +137,24 @@ def test_a_common_noun_with_a_listed_sibling_is_not_a_substituted_value():
     cue = contradiction_cue("Thermo computes a score for each reading", "Thermo computes a score for each summary.",
                             sibling_map=sibling_map, context=chunk)
     assert cue == ""
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("sbert", "sentence-bert", True),
+        ("llama", "llama-2", True),
+        ("ii", "2", True),
+        ("fox0", "foxo", True),
+        ("googl", "bing", False),
+        ("gpt-4", "gpt-3.5", False),
+        ("mean", "max", False),
+    ],
+)
+def test_an_alias_is_told_from_a_rival_name(a, b, same):
+    assert alias(a, b) == same
+
+
+def test_an_acronym_takes_the_initials_of_the_parts():
+    assert acronym_of("sbert", "sentence-bert") and acronym_of("rrr", "rewrite-retrieve-read")
+    assert not acronym_of("bert", "sentence-bert") and not acronym_of("sbert", "sentencebert")
