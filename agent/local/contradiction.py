@@ -364,8 +364,8 @@ def alias(a: str, b: str) -> bool:
     """Two names that may be one thing: equal (a Roman numeral read as its digits), one
     inside the other ("bm25" / "bm25-based", "llama" / "llama-2", "rct" / "crct"), or one the other's letters in order with
     the same first letter (an acronym or contraction: "sbert" / "sentence-bert")."""
-    a, b = _ROMAN.sub(lambda m: _ROMAN_VALUE[m.group(0)], a.lower()), _ROMAN.sub(
-        lambda m: _ROMAN_VALUE[m.group(0)], b.lower())
+    # A plural is the same name ("RCTs" / "RCT"; acronyms are not stemmed).
+    a, b = (_ROMAN.sub(lambda m: _ROMAN_VALUE[m.group(0)], x.lower()).removesuffix("s") or x for x in (a, b))
     # A zero typed for the letter O ("Fox0" / "FoxO").
     if a == b or a.replace("0", "o") == b.replace("0", "o"):
         return True
