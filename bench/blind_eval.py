@@ -114,6 +114,9 @@ def main() -> None:
                         help="its collection's slug (with --var var/bench --keep --collection devbench: reuse "
                              "bench/devbench.py's ingested papers)")
     parser.add_argument("--out", help="results JSON (default: VAR/blind-results-<time>.json)")
+    parser.add_argument("--only-ready", action="store_true",
+                        help="with --keep: ingest nothing, ask only the questions whose papers are ready "
+                             "(a partial measurement; the counts say how many were asked)")
     args = parser.parse_args()
     questions = load_questions(Path(args.questions))
     by_id = {q["question_id"]: q for q in questions}
@@ -127,7 +130,16 @@ def main() -> None:
     from agent.services import run_create, run_execute
 
     started = time.perf_counter()
-    user, collection = common.collection_with_papers(common.paper_stems(), slug=args.collection)
+    if args.only_ready:
+        from knowledge.models import Collection
+
+        collection = Collection.objects.get(slug=args.collection)
+        user = collection.created_by
+        ready = set(collection.documents.filter(status="ready").values_list("original_name", flat=True))
+        questions = [q for q in questions if set(q["documents"]) <= ready]
+        print(f"{len(ready)} papers ready, {len(questions)} questions asked", file=sys.stderr)
+    else:
+        user, collection = common.collection_with_papers(common.paper_stems(), slug=args.collection)
     ingest_s = time.perf_counter() - started
     text = json.dumps(as_benchmark(questions))
     name = f"blind-{hashlib.sha256(text.encode()).hexdigest()[:10]}"

@@ -125,7 +125,7 @@ def build(claims, corpus, vecs):
     """Feature rows (scalar features, and the embedding block separately) of every (claim,
     abstract sentence) pair, with labels, claim groups, relevance, cue flags, gold flags."""
     from agent.local.contradiction import siblings
-    from agent.local.entailment import CLASSES, FEATURES, design, embedding_block
+    from agent.local.entailment import CLASSES, CUES, FEATURES, design, embedding_block
     from agent.local.text import content_terms, coverage, term_set
 
     rows, blocks, labels, groups, relevance, cues, gold = [], [], [], [], [], [], []
@@ -153,8 +153,7 @@ def build(claims, corpus, vecs):
                 sim = float(svecs[i] @ cvec)
                 relevance.append(max(0.5 * coverage(terms, term_set(s)) + 0.5 * sim,
                                      0.5 * coverage(terms, term_set(s) | term_set(contexts[i])) + 0.5 * sim))
-                cues.append(any(x[i, FEATURES.index(f"cue_{k}")] for k in ("negation", "alternative", "number",
-                                                                             "order", "substitution", "antonym")))
+                cues.append(any(x[i, FEATURES.index(f"cue_{k}")] for k in CUES))
                 gold.append(i in rationale)
     return (np.vstack(rows), np.vstack(blocks), np.array(labels), np.array(groups), np.array(relevance),
             np.array(cues), np.array(gold))

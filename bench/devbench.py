@@ -6,6 +6,7 @@ compact table (the portal's full report is bench/benchmark_devbench.py).
     .venv/bin/python bench/devbench.py --size small    # CI: 2 held-out questions per category, 3 configurations
     .venv/bin/python bench/devbench.py --configs agentic --show   # one configuration, per-question lines
     .venv/bin/python bench/devbench.py --calibrate     # grid over the auditor's parameters, calibration half only
+    .venv/bin/python bench/devbench.py --calibrate-premise   # grid premise_rival_frame, calibration half only
 
 Questions are split by agent.local.calibration (declared in code, by a hash of the question
 id): thresholds are chosen on the "calibration" half only, figures are reported on "test".
@@ -113,6 +114,8 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print one line per question")
     parser.add_argument("--calibrate", action="store_true",
                         help="grid anchor_min and premise_contradict_min of AuditorParams on the calibration half")
+    parser.add_argument("--calibrate-premise", action="store_true",
+                        help="grid premise_rival_frame of AuditorParams on the calibration half")
     parser.add_argument("--split", default="test", choices=["test", "calibration"],
                         help="test: the half no threshold was calibrated on")
     parser.add_argument("--only-ready", action="store_true",
@@ -136,8 +139,9 @@ def main() -> None:
         user, collection = common.collection_with_papers(common.paper_stems())
         ready = set(common.paper_stems())
     every = [q for q in common.with_splits(common.load_questions()) if set(q["expected_doc_ids"]) <= ready]
-    if args.calibrate:
-        _calibrate(collection, [q for q in every if q["split"] == "calibration"])
+    if args.calibrate or args.calibrate_premise:
+        grid = _PREMISE_GRID if args.calibrate_premise else _THRESHOLD_GRID
+        _calibrate(collection, [q for q in every if q["split"] == "calibration"], grid)
         return
     questions = _pick([q for q in every if q["split"] == args.split], args.size)
     from agent.configs import CONFIG_NAMES
@@ -196,9 +200,17 @@ class _MemoRetriever:
         return self.memo[(query, k, "sentences")]
 
 
-def _calibrate(collection, questions: list[dict]) -> None:
+# AuditorParams fields and the values each grid tries.
+_THRESHOLD_GRID = {"anchor_min": [0.5, 0.75, 0.9, 1.0], "premise_contradict_min": [0.4, 0.45, 0.5, 0.55, 0.6]}
+# Above 1: the rival rule is off.
+_PREMISE_GRID = {"premise_rival_frame": [1.01, 1.0, 0.5, 0.0]}
+
+
+def _calibrate(collection, questions: list[dict], grid: dict[str, list[float]]) -> None:
     """Score = answerable answered + out-of-scope refused + false premises debunked (agentic),
-    over the calibration half only; prints the best AuditorParams."""
+    over the calibration half only; prints the best AuditorParams. A grid point that turns an
+    answerable question into FALSE_PREMISE is never chosen (a wrong correction of a true
+    premise is the failure the premise check must not have)."""
     from dataclasses import replace
 
     from agent import benchmark as bm
@@ -213,8 +225,9 @@ def _calibrate(collection, questions: list[dict]) -> None:
     specs = bm.parse_benchmark(json.dumps(questions))
     results = []
     base = AuditorParams()
-    for anchor_min, premise_min in itertools.product([0.5, 0.75, 0.9, 1.0], [0.4, 0.45, 0.5, 0.55, 0.6]):
-        params = replace(base, anchor_min=anchor_min, premise_contradict_min=premise_min)
+    for point in itertools.product(*grid.values()):
+        chosen = dict(zip(grid, point))
+        params = replace(base, **chosen)
         records = []
         for n, q in enumerate(specs):
             roles = build_roles(cfg, "local")
@@ -224,13 +237,16 @@ def _calibrate(collection, questions: list[dict]) -> None:
         o = _outcomes(cfg.name, records)
         score = o["answered"] + o["oos_refused"] + o["debunked"]
         tally = Counter((r.question.expected_behavior, r.outcome) for r in records)
-        results.append((score, anchor_min, premise_min, dict(tally)))
-        print(score, anchor_min, premise_min, sorted(tally.items()), file=sys.stderr, flush=True)
+        wrong = tally[(bm.ANSWER, "FALSE_PREMISE")]
+        results.append((score, chosen, dict(tally), wrong))
+        print(score, chosen, sorted(tally.items()), file=sys.stderr, flush=True)
+        for r in records:
+            print(f"  {r.question.question_id} {r.question.expected_behavior} -> {r.outcome}", file=sys.stderr)
     # Ties go to the grid point closest to the defaults (the least fitted choice).
-    best = max(results, key=lambda r: (r[0], -abs(r[1] - base.anchor_min) - abs(r[2] - base.premise_contradict_min)))
-    print(json.dumps({"calibration_questions": len(questions), "best_score": best[0], "anchor_min": best[1],
-                      "premise_contradict_min": best[2],
-                      "tally": {f"{e}->{o}": n for (e, o), n in best[3].items()}}, indent=1))
+    allowed = [r for r in results if not r[3]] or results
+    best = max(allowed, key=lambda r: (r[0], -sum(abs(v - getattr(base, k)) for k, v in r[1].items())))
+    print(json.dumps({"calibration_questions": len(questions), "best_score": best[0], **best[1],
+                      "tally": {f"{e}->{o}": n for (e, o), n in best[2].items()}}, indent=1))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from agent.local.candidates import Candidate, candidates, doc_key, plan_facts, t
 from agent.local.contradiction import contradiction_cue, siblings
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.entailment import Classifier, default_classifier
+from agent.local.planner import asked_noun
 from agent.local.premise_check import check_premise
 from agent.local.reformulator import PREMISE_PREFIX
 from agent.local.scoring import SentenceScore, score_sentences
@@ -97,6 +98,12 @@ class AuditorParams:
     # than the cues on their out-of-fold predictions).
     premise_model: Classifier = field(default_factory=default_classifier)
     premise_false_min: float = 0.6
+    # For a premise no sentence asserts: how closely a sentence must frame another name where
+    # the premise has one for that sentence to correct it (agent.local.contradiction.
+    # value_substitution: 1 both neighbours, 0.5 one, 0 anywhere in the sentence; above 1,
+    # never). bench/devbench.py --calibrate-premise on the devbench calibration half: flat
+    # (no calibration outcome changes at any value), so it stays off (docs/benchmarks.md).
+    premise_rival_frame: float = 1.01
     # Whether a need is answered at all (agent.local.sufficiency: a logistic model over its
     # best candidate's selection logit and support, in the order of NEED_FEATURES), and the
     # probabilities that make it SUPPORTED / PARTIAL (equal: no PARTIAL band was fitted).
@@ -217,7 +224,7 @@ class LocalAuditor:
         # alarms (agent.types.Source.pool).
         read = [i for i, c in enumerate(cands) if not sources[c.source_index].pool]
         premise = check_premise(plan.premise, premise_vec, [cands[i] for i in read], sources, sent_vecs[read],
-                                doc_terms, sibling_map, params=p)
+                                doc_terms, sibling_map, params=p, asked=asked_noun(question))
         if plan.premise and not premise.contradicted and not premise.confirmed:
             missing.append(f"{PREMISE_PREFIX}{plan.premise}")
         # A one-need question whose premise nothing confirms may still be answered (PARTIAL,

@@ -7,11 +7,15 @@ than a word list fitted to a benchmark:
   "without X", "X is not ...") while the claim asserts it;
 - alternatives: the sentence says the claim's term was set aside for another one
   ("A instead of / rather than / in place of B", "replacing B with A", "not B but A",
-  "dispensing with B");
+  "dispensing with B"), or, for a claim that sets B aside for A, that B was the one
+  chosen ("we chose B");
 - substitution: the sentence holds the claim's relation but another value in its place,
   where "another value" is a number of the same kind next to the same word, or a term
   that the evidence itself lists as an alternative of the claim's term (siblings in a
   coordination: "MEAN-strategy ... and MAX-strategy", "A, B or C");
+- another name in the same frame: the sentence holds the words on both sides of one of
+  the claim's names, with a different name between them that is no alias of it ("fetches
+  results from the Google API" against "... from the Bing API"), about the same subject;
 - opposites of direction and degree (increase/decrease, higher/lower; agent.local.text).
 
 Each cue needs the sentence to be about the claim (the auditor checks relevance with its
@@ -142,6 +146,30 @@ def _alternatives(text: str) -> tuple[tuple[frozenset[str], frozenset[str], str]
     return tuple(out)
 
 
+# A verb of choosing, and how many words after it the chosen thing may stand.
+_CHOICE = re.compile(r"\b(?:chose|choose|chosen|choosing|opt(?:s|ed)?\s+for|select(?:s|ed)?|prefer(?:s|red)?|"
+                     r"adopt(?:s|ed)?|settled?\s+on|decided?\s+(?:to\s+)?(?:use|keep)|kept|retain(?:s|ed)?|"
+                     r"went\s+with|go(?:es)?\s+with)\b", re.IGNORECASE)
+_CHOICE_REACH = 4
+
+
+def chooses_rejected(claim: str, sentence: str) -> bool:
+    """The claim sets B aside for A ("used A instead of B") and the sentence says B was the
+    one chosen ("We chose the B version because ..."): a verb of choosing followed, within
+    a few words and not negated, by a term only B has, and by none only A has."""
+    pairs = alternatives(claim)
+    if not pairs or not _CHOICE.search(sentence):
+        return False
+    negated = negated_stems(sentence)
+    for m in _CHOICE.finditer(sentence):
+        after = _content(sentence[m.end():])[:_CHOICE_REACH]
+        for chosen, rejected in pairs:
+            only_b, only_a = rejected - chosen, chosen - rejected
+            if only_b & set(after) and not only_a & set(after) and not only_b & negated:
+                return True
+    return False
+
+
 def siblings(texts: Iterable[str]) -> dict[str, set[str]]:
     """Terms the texts list as alternatives of one another: coordinations ("A, B and C",
     "A or B", "A vs B") and parallel compounds ("MEAN-strategy", "MAX-strategy")."""
@@ -268,6 +296,46 @@ _SLOT_REACH = 2  # a neighbour of the replaced term is at most this many content
 _SLOT_WIDTH = 4  # content words a filler between two neighbours may have
 
 
+def _slot_fills(claim: str, sentence: str) -> list[tuple[str, float, set[str]]]:
+    """Each claim term the sentence lacks, with how well the sentence frames another filler
+    in its place (1: both neighbours around new words, 0.5: one neighbour next to them, 0:
+    neither) and those new words; [] when under half of the claim's terms are there at all."""
+    claim_seq = list(dict.fromkeys(_slot_terms(claim)))
+    sent_seq = _slot_terms(sentence)
+    held = set(sent_seq)
+    claim_set = set(claim_seq)
+    if not claim_seq or sum(t in held for t in claim_seq) / len(claim_seq) < 0.5:
+        return []
+    out = []
+    for i, term in enumerate(claim_seq):
+        if term in held:
+            continue
+        left = next((claim_seq[j] for j in range(i - 1, max(-1, i - 1 - _SLOT_REACH), -1) if claim_seq[j] in held),
+                    None)
+        right = next((claim_seq[j] for j in range(i + 1, min(len(claim_seq), i + 1 + _SLOT_REACH))
+                      if claim_seq[j] in held), None)
+        score = 0.0
+        fill: set[str] = set()
+        lefts = [k for k, t in enumerate(sent_seq) if t == left] if left else []
+        rights = [k for k, t in enumerate(sent_seq) if t == right] if right else []
+        for a in lefts:
+            for b in rights:
+                new = set(sent_seq[a + 1:b]) - claim_set
+                if 1 <= b - a - 1 <= _SLOT_WIDTH and new:
+                    score, fill = 1.0, fill | new
+        if not score:
+            for a in lefts:
+                new = set(sent_seq[a + 1:a + 3]) - claim_set
+                if new:
+                    score, fill = 0.5, fill | new
+            for b in rights:
+                new = set(sent_seq[max(0, b - 2):b]) - claim_set
+                if new:
+                    score, fill = 0.5, fill | new
+        out.append((term, score, fill))
+    return out
+
+
 def slot_filler(claim: str, sentence: str) -> tuple[float, float]:
     """Same relation, different filler: the sentence holds the content words around one of
     the claim's terms but not that term, and other content words where it stood ("relevant
@@ -277,39 +345,99 @@ def slot_filler(claim: str, sentence: str) -> tuple[float, float]:
     neighbour is followed (or preceded) by them; 0 when under half of the claim's terms are
     in the sentence at all. Surface only: a synonym in the slot scores like a rival term,
     so this is a feature for agent.local.entailment to weigh, never a verdict alone."""
-    claim_seq = list(dict.fromkeys(_slot_terms(claim)))
-    sent_seq = _slot_terms(sentence)
-    held = set(sent_seq)
-    claim_set = set(claim_seq)
-    if not claim_seq or sum(t in held for t in claim_seq) / len(claim_seq) < 0.5:
-        return 0.0, 0.0
     values = set(anchor_terms(claim))
     best = best_value = 0.0
-    for i, term in enumerate(claim_seq):
-        if term in held:
-            continue
-        left = next((claim_seq[j] for j in range(i - 1, max(-1, i - 1 - _SLOT_REACH), -1) if claim_seq[j] in held),
-                    None)
-        right = next((claim_seq[j] for j in range(i + 1, min(len(claim_seq), i + 1 + _SLOT_REACH))
-                      if claim_seq[j] in held), None)
-        score = 0.0
-        lefts = [k for k, t in enumerate(sent_seq) if t == left] if left else []
-        rights = [k for k, t in enumerate(sent_seq) if t == right] if right else []
-        for a in lefts:
-            for b in rights:
-                if 1 <= b - a - 1 <= _SLOT_WIDTH and set(sent_seq[a + 1:b]) - claim_set:
-                    score = 1.0
-        if not score:
-            for a in lefts:
-                if set(sent_seq[a + 1:a + 3]) - claim_set:
-                    score = 0.5
-            for b in rights:
-                if set(sent_seq[max(0, b - 2):b]) - claim_set:
-                    score = 0.5
+    for term, score, _ in _slot_fills(claim, sentence):
         best = max(best, score)
         if term in values:
             best_value = max(best_value, score)
     return best, best_value
+
+
+# Roman numerals name versions and types as digits do ("type II" / "type 2").
+_ROMAN_VALUE = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vii": "7", "viii": "8", "ix": "9",
+                "x": "10"}
+_ROMAN = re.compile(r"^(?:" + "|".join(sorted(_ROMAN_VALUE, key=len, reverse=True)) + r")$")
+
+
+def alias(a: str, b: str) -> bool:
+    """Two names that may be one thing: equal (a Roman numeral read as its digits), one
+    inside the other ("bm25" / "bm25-based", "llama" / "llama-2", "rct" / "crct"), or one the other's letters in order with
+    the same first letter (an acronym or contraction: "sbert" / "sentence-bert")."""
+    # A plural is the same name ("RCTs" / "RCT"; acronyms are not stemmed).
+    a, b = (_ROMAN.sub(lambda m: _ROMAN_VALUE[m.group(0)], x.lower()).removesuffix("s") or x for x in (a, b))
+    # A zero typed for the letter O ("Fox0" / "FoxO").
+    if a == b or a.replace("0", "o") == b.replace("0", "o"):
+        return True
+    short, long_ = sorted((a, b), key=len)
+    if short in long_:
+        return True
+    if short[0] != long_[0]:
+        return False
+    rest = iter(long_)
+    return all(ch in rest for ch in short)
+
+
+def acronym_of(short: str, name: str) -> bool:
+    """`short` abbreviates the hyphenated `name` by the initials of its parts, the last part
+    kept whole or not ("sbert" / "sentence-bert", "rrr" / "rewrite-retrieve-read")."""
+    parts = [x for x in re.split(r"[-_]", name.lower()) if x]
+    if len(parts) < 2 or "-" in short or len(short) < 2:
+        return False
+    initials = "".join(x[0] for x in parts)
+    return short.lower() in (initials, initials[:-1] + parts[-1])
+
+
+def value_substitution(claim: str, sentence: str, *, context: str = "", frame: float = 1.0,
+                       fixed: frozenset[str] = frozenset()) -> bool:
+    """The sentence states the claim's relation about the same things with another name in
+    the place of one of the claim's names ("X fetches its results from the Bing API"
+    against "X fetches its results from the Google API"). Needs, all of:
+    - a name of the claim (an acronym, identifier or capitalised word; numbers are the
+      number cue's) missing from the sentence and its context (the sentence before, the
+      title), framed by the claim's own neighbours on both sides in the sentence
+      (_slot_fills score 1);
+    - between them, a name the claim does not hold and that is no alias of the replaced one
+      ("SBERT" for "Sentence-BERT", "Llama-2" for "Llama");
+    - every other name of the claim in the sentence or its context: the same subject (a
+      sentence about another system using the other name denies nothing).
+    With frame=0.5, one neighbour next to the other name is enough ("reranks passages with
+    T5" against "reranks passages with BERT"); with frame=0, the other name may stand
+    anywhere in the sentence ("Lumen reranks passages with T5" against "Lumen uses BERT to
+    rerank passages"); either way the sentence and its context must also hold every other
+    content term of the claim. A weak frame does not tell a rival from a second value of a
+    relation that has several ("uses T5" and "uses BERT"), so the premise check uses it only
+    for a premise no sentence asserts (agent.local.premise_check).
+    `fixed`: stems that are never replaced (the kind of thing a question asks for: "GPUs" in
+    "How many GPUs were used ...", agent.local.planner.asked_noun)."""
+    names = {a for a in anchor_terms(claim) if not _NUMBER_TOKEN.match(a)}
+    if not names:
+        return False
+    # A claim begins with its subject: a capitalised first word is a name too ("Lumen ...").
+    first = re.match(r"\s*([A-Z][\w\-]+)", claim)
+    if first and first.group(1).lower() not in STOPWORDS:
+        names.add(stem(first.group(1).lower()))
+    sent_names = set(anchor_terms(sentence))
+    bag = _stems(sentence) | _stems(context) | set(anchor_terms(context)) | sent_names
+    claim_terms = set(_content(claim)) | names
+    fills = _slot_fills(claim, sentence)
+    if not frame:
+        # No frame at all: any name of the sentence may stand in the missing one's place.
+        fills = [(term, 0.0, set(_slot_terms(sentence))) for term, _, _ in fills]
+    for term, score, fill in fills:
+        if score < frame or term not in names or term in bag or term in fixed:
+            continue
+        # A number is no rival name (another number is the number cue's).
+        rivals = {r for r in (fill & sent_names) - claim_terms
+                  if any(c.isalpha() for c in r) and not alias(r, term)}
+        if not rivals or any(alias(r, n) for r in rivals for n in names):
+            continue
+        if not all(n in bag or any(alias(n, b) for b in sent_names) for n in names - {term}):
+            continue
+        if score < 1.0 and not (claim_terms - names) <= bag:
+            continue
+        return True
+    return False
 
 
 # General English words of direction (more / less of something, for better / for worse),
@@ -348,7 +476,8 @@ def direction_clash(claim: str, sentence: str) -> bool:
 def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[str]] | None = None,
                       context: str = "") -> str:
     """How the sentence disagrees with the claim: "negation", "alternative", "number",
-    "order" (a comparison reversed), "substitution", "antonym", or "" when no cue is found."""
+    "order" (a comparison reversed), "substitution" (a listed sibling), "entity" (another
+    name in the claim's own frame), "antonym", or "" when no cue is found."""
     claim_terms = set(_content(claim))
     claim_negated = negated_stems(claim)
     asserted = claim_terms - claim_negated
@@ -361,6 +490,9 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
         # shares a word with it ("TNF is not required for granuloma formation, but ...").
         if lead in asserted and not (chosen & asserted):
             return "alternative"
+    # The claim's "A instead of B" against a sentence saying B was the one chosen.
+    if chooses_rejected(claim, sentence):
+        return "alternative"
     sent_negated = negated_stems(sentence)
     # The sentence negates something the claim asserts, and the claim negates nothing there.
     hit = (asserted & sent_negated) - claim_negated
@@ -375,6 +507,9 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
         return "order"
     if sibling_map and term_substitution(claim, sentence, sibling_map, context=context):
         return "substitution"
+    if value_substitution(claim, sentence, context=context):
+        return "entity"
     if antonym_clash(claim, sentence):
         return "antonym"
     return ""
+

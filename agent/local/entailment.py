@@ -48,7 +48,7 @@ from agent.local.contradiction import (
 from agent.local.text import NEGATIONS, STOPWORDS, content_terms, coverage, stem, term_set, words
 
 CLASSES = ("NEUTRAL", "SUPPORT", "CONTRADICT")
-CUES = ("negation", "alternative", "number", "order", "substitution", "antonym")
+CUES = ("negation", "alternative", "number", "order", "substitution", "entity", "antonym")
 FEATURES = ("similarity", "coverage", "novelty", "polarity", *(f"cue_{c}" for c in CUES), "slot", "slot_value",
             "chose_rejected", "direction_clash")
 

@@ -151,6 +151,22 @@ def presupposition(question: str) -> str:
     return found or _relative_clause(q)
 
 
+def asked_noun(question: str) -> str:
+    """The noun a "how many N" / "which N" / "what N" question asks about ("" for other forms):
+    in the presupposition it names the kind of thing asked for, not a value the question
+    asserts ("How many GPUs were used" does not claim anything about GPUs being a name)."""
+    q = _clean(question).rstrip("?").strip()
+    if "," in q:
+        head, _, tail = q.partition(",")
+        if re.match(r"^(?:when|if|in|for|on|after|during|according to)\b", head, re.IGNORECASE) and tail.strip():
+            q = tail.strip()
+    m = _WH_AUX.match(q)
+    if m and m.group("noun"):
+        return _clean(m.group("noun"))
+    m = _WHAT_NOUN_AUX.match(q) or _WHO_VERB.match(q)
+    return _clean(m.group("noun") or "") if m else ""
+
+
 def _relative_clause(q: str) -> str:
     """What a relative clause of the question says of its noun ("" when there is none)."""
     m = _NONRESTRICTIVE.search(q)

@@ -11,12 +11,14 @@ premise's numbers and relation confirms it; otherwise the answer may not assume 
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from agent.local.candidates import Candidate, doc_key
+from agent.local.contradiction import alias, value_substitution
 from agent.local.eligibility import eligible
 from agent.local.entailment import fired_cue
 from agent.local.scoring import score_sentences
@@ -30,17 +32,21 @@ if TYPE_CHECKING:
 
 def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate], sources: list[Source],
                   sent_vecs: np.ndarray, doc_terms: dict[object, set[str]], sibling_map: dict[str, set[str]],
-                  *, params: AuditorParams) -> PremiseCheck:
-    """Whether the retrieved sentences contradict, assert or say nothing of the premise."""
+                  *, params: AuditorParams, asked: str = "") -> PremiseCheck:
+    """Whether the retrieved sentences contradict, assert or say nothing of the premise.
+    `asked`: the noun the question asks about ("how many GPUs"), which the premise names as
+    a kind, not as a value another name could replace."""
     if not premise or pvec is None:
         return PremiseCheck(premise=premise)
     if not cands:
         return PremiseCheck(premise=premise, confirmed=False, reason="no retrieved sentence speaks to it")
     p = params
+    fixed = frozenset(anchor_terms(asked)) | frozenset(content_terms(asked))
     # Numbers are what a false premise often gets wrong: the premise is about the
     # document when its names are there, whatever numbers it gives.
     anchors = [a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)]
     best = None
+    rival = None
     confirmed = False
     best_confirming = 0.0
     terms = content_terms(premise)
@@ -49,17 +55,30 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         for t in cand.terms:
             df[t] += 1
     idf = {t: math.log(1 + len(cands) / (1 + df[t])) for t in terms}
+    # A false premise may get a name wrong as well ("... from the Bing API" where the paper
+    # says Google): a document that has all of the premise's names but one, its subject
+    # included, is searched for a sentence giving another name in that place, and for nothing else.
+    subject = _subject(premise)
+    loose_anchors = [*anchors, subject] if subject and subject not in anchors else anchors
     relevant = []
+    loose = []
+    # A document that writes a hyphenated name of the premise as its acronym ("SBERT" for
+    # "Sentence-BERT") is about it as much as one that writes it out.
+    acronyms: dict[object, set[str]] = {}
     for sc in score_sentences(premise, pvec, [c.quote for c in cands], sent_vecs, w_coverage=p.w_coverage):
         cand = cands[sc.index]
         source = sources[cand.source_index]
-        about = not anchors or anchor_coverage(anchors, doc_terms[doc_key(source)]) >= p.anchor_min
+        held = _with_acronyms(doc_terms[doc_key(source)], anchors, acronyms)
+        about = not anchors or anchor_coverage(anchors, held) >= p.anchor_min
         # A short sentence leans on the one before it ("We try MEAN and MAX. The default
         # is MEAN."): its relevance counts the terms of that context too.
         in_context = coverage(terms, cand.terms | term_set(cand.context))
         relevance = max(sc.support, p.w_coverage * in_context + (1 - p.w_coverage) * sc.similarity)
         if relevance >= min(p.premise_contradict_min, p.premise_support_min) and about:
             relevant.append((sc, cand, source, relevance))
+        elif (relevance >= p.premise_contradict_min and len(loose_anchors) >= 2
+              and anchor_coverage(loose_anchors, held) * len(loose_anchors) >= len(loose_anchors) - 1):
+            loose.append((sc, cand, source, relevance))
     # One pass of the fitted classifier over the relevant sentences (their vectors are
     # the ones already computed: no model run here).
     contradicts, rows = p.premise_model.contradiction(
@@ -77,18 +96,34 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
             if best is None or rank > best[4]:
                 best = (relevance, source, cand.quote, cue or f"classifier, P={p_false:.2f}", rank)
         elif not cue and p_false < p.premise_false_min and sc.support >= p.premise_support_min \
-                and _holds_numbers(premise, cand):
-            # A sentence that leaves out the premise's numbers ("eight heads") does not
-            # assert it, however close its wording.
+                and _asserts(premise, cand):
+            # A sentence that leaves out the premise's numbers ("eight heads") or names does
+            # not assert it, however close its wording.
             confirmed = True
             if sc.coverage >= 1.0:
                 best_confirming = max(best_confirming, relevance)
+        elif not cue and relevance >= p.premise_contradict_min and _rival(premise, cand, p, fixed):
+            rank = (relevance + _weighted_share(terms, cand, idf)) / 2
+            if rival is None or rank > rival[4]:
+                rival = (relevance, source, cand.quote, _RIVAL, rank)
+    for _, cand, source, relevance in loose:
+        rank = (relevance + _weighted_share(terms, cand, idf)) / 2
+        if value_substitution(premise, cand.quote, context=cand.context, fixed=fixed):
+            if best is None or rank > best[4]:
+                best = (relevance, source, cand.quote, "entity", rank)
+        elif _rival(premise, cand, p, fixed) and (rival is None or rank > rival[4]):
+            rival = (relevance, source, cand.quote, _RIVAL, rank)
     # A premise that one passage states in full (every one of its terms), at least as
     # closely as another denies it, is disputed, not false: the fact's own audit reports
     # the disagreement. (An on-topic sentence that merely shares some terms, such as one
     # that lists the alternatives, confirms nothing.)
     if best is not None and best_confirming >= best[0]:
         best = None
+    # A premise no sentence asserts, with a sentence that states its relation with another
+    # name where the premise has one ("Lumen reranks with T5" against "How does Lumen use
+    # BERT to rerank?"): a weaker sign than a cue, so it decides only when nothing confirms.
+    if best is None and not confirmed and rival is not None:
+        best = rival
     if best is None:
         return PremiseCheck(premise=premise, confirmed=confirmed,
                             reason="" if confirmed else "no retrieved sentence asserts it")
@@ -98,6 +133,35 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         premise=premise, contradicted=True, chunk_id=source.chunk_id, quote=text, confirmed=False,
         reason=f"the evidence disagrees with the premise ({cue})",
     )
+
+
+def _with_acronyms(held: set[str], anchors: list[str], memo: dict[object, set[str]]) -> set[str]:
+    """The document's terms, plus each hyphenated anchor of the premise it holds as an acronym."""
+    key = id(held)
+    if key not in memo:
+        from agent.local.contradiction import acronym_of
+
+        found = {a for a in anchors if "-" in a and a not in held and any(acronym_of(t, a) for t in held)}
+        memo[key] = held | found if found else held
+    return memo[key]
+
+
+_RIVAL = "entity: another name where the premise has one, and no sentence asserts the premise"
+
+
+def _rival(premise: str, cand: Candidate, p: AuditorParams, fixed: frozenset[str]) -> bool:
+    """The sentence states the premise's relation with another name in a weaker frame
+    (AuditorParams.premise_rival_frame; above 1, never)."""
+    return p.premise_rival_frame <= 1 and value_substitution(
+        premise, cand.quote, context=cand.context, frame=p.premise_rival_frame, fixed=fixed)
+
+
+def _subject(premise: str) -> str:
+    """The premise's capitalised first word, as a name's stem ("Lumen fetch ..." -> "lumen")."""
+    from agent.local.text import STOPWORDS, stem
+
+    first = re.match(r"\s*([A-Z][\w\-]+)", premise)
+    return stem(first.group(1).lower()) if first and first.group(1).lower() not in STOPWORDS else ""
 
 
 def _quotable(quote: str, source: Source) -> str:
@@ -118,14 +182,28 @@ def _quotable(quote: str, source: Source) -> str:
     return quote
 
 
-def _holds_numbers(premise: str, cand: Candidate) -> bool:
-    """Every number of the premise (spelled-out counts too) is in the sentence or its context."""
+def _asserts(premise: str, cand: Candidate) -> bool:
+    """The sentence (with its context) could assert the premise: every number of the premise
+    (spelled-out counts too) and every name of it (or an alias: "SBERT" for
+    "Sentence-BERT") is there, and at least half of its relation words."""
     from agent.local.contradiction import spell_digits
     from agent.local.text import numbers
 
     wanted = numbers(spell_digits(premise))
     if wanted and not wanted <= numbers(spell_digits(f"{cand.quote} {cand.context}")):
         return False
+    # "Lumen reranks passages with T5" does not say that Lumen uses BERT to rerank them: every
+    # name of the premise, its subject included, must be there (or an alias of it). The
+    # sentence before and the title supply them only to a sentence that names nothing else
+    # ("we", "our model"): "Quill reranked passages with BERT" in Lumen's paper is about Quill.
+    wanted_names = {a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)} | {_subject(premise)} - {""}
+    if wanted_names:
+        own = set(anchor_terms(cand.quote))
+        others = {h for h in own if not any(alias(h, n) for n in wanted_names)}
+        names_there = own if others else own | set(anchor_terms(cand.context))
+        terms_there = cand.terms if others else cand.terms | term_set(cand.context)
+        if not all(n in terms_there or any(alias(n, h) for h in names_there) for n in wanted_names):
+            return False
     # Nor does one that has the premise's names but not its relation: "World Cup 2022 was
     # the last with 32 teams" does not say that anyone won the 2022 World Cup. At least half
     # of the premise's common words (not names, not numbers) must be there.

@@ -27,7 +27,7 @@ class SentenceScore:
     support: float
     coverage: float
     similarity: float
-    contradiction: str  # "" or the cue: "negation", "alternative", "number", "substitution", "antonym"
+    contradiction: str  # "" or the cue of agent.local.contradiction.contradiction_cue
 
 
 def score_sentences(

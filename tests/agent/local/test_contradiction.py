@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from agent.local.contradiction import alternatives, contradiction_cue, negated_stems, siblings
+from agent.local.contradiction import (
+    acronym_of,
+    alias,
+    alternatives,
+    contradiction_cue,
+    negated_stems,
+    siblings,
+)
 
 
 @pytest.mark.parametrize(
@@ -57,6 +64,31 @@ from agent.local.contradiction import alternatives, contradiction_cue, negated_s
         ("Lumen is faster than Quill", "Quill is faster than older parsers, and Lumen is faster than Quill.", ""),
         # Opposites of direction.
         ("Caching increases latency", "Caching decreases latency for repeated queries.", "antonym"),
+        # Another name in the claim's own frame (same words on both sides, same subject).
+        ("Lumen fetches its web results from the Bing API", "Lumen fetches its web results from the Google API.",
+         "entity"),
+        ("The Osprey tagger labels receipts with the Falcon lexicon before parsing",
+         "The Osprey tagger labels receipts with the Heron lexicon, then parses them.", "entity"),
+        # An alias of the claim's name is no rival: an acronym, a version, a part of it.
+        ("Harrow encodes every receipt with Sentence-BERT before indexing",
+         "Harrow encodes every receipt with SBERT before indexing.", ""),
+        ("Harrow encodes every receipt with Llama before indexing",
+         "Harrow encodes every receipt with Llama-2 before indexing.", ""),
+        ("Harrow stores type II receipts in a separate index", "Harrow stores type 2 receipts in a separate index.",
+         ""),
+        # Another subject in the same relation denies nothing about the claim's subject.
+        ("Lumen fetches its web results from the Bing API", "Quill fetches its web results from the Google API.",
+         ""),
+        # A name at the end of the claim has one neighbour only: "uses T5" does not deny "uses
+        # BERT" (a system may use both), so no cue; the premise stays unconfirmed instead.
+        ("Lumen reranks passages with BERT", "Lumen reranks passages with T5 and keeps the top ten.", ""),
+        # The claim sets B aside for A; the sentence says B was the one chosen.
+        ("Quill uses a learned vocabulary instead of a fixed hashed vocabulary",
+         "In the end we kept the hashed vocabulary, since it needs no training pass.", "alternative"),
+        ("Quill uses a learned vocabulary instead of a fixed hashed vocabulary",
+         "We chose the learned vocabulary over the hashed one.", ""),
+        ("Quill uses a learned vocabulary instead of a fixed hashed vocabulary",
+         "We did not choose the hashed vocabulary.", ""),
     ],
 )
 def test_the_cue_names_how_a_sentence_disagrees(claim, sentence, cue):
@@ -105,3 +137,24 @@ def test_a_common_noun_with_a_listed_sibling_is_not_a_substituted_value():
     cue = contradiction_cue("Thermo computes a score for each reading", "Thermo computes a score for each summary.",
                             sibling_map=sibling_map, context=chunk)
     assert cue == ""
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("sbert", "sentence-bert", True),
+        ("llama", "llama-2", True),
+        ("ii", "2", True),
+        ("fox0", "foxo", True),
+        ("googl", "bing", False),
+        ("gpt-4", "gpt-3.5", False),
+        ("mean", "max", False),
+    ],
+)
+def test_an_alias_is_told_from_a_rival_name(a, b, same):
+    assert alias(a, b) == same
+
+
+def test_an_acronym_takes_the_initials_of_the_parts():
+    assert acronym_of("sbert", "sentence-bert") and acronym_of("rrr", "rewrite-retrieve-read")
+    assert not acronym_of("bert", "sentence-bert") and not acronym_of("sbert", "sentencebert")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.local.planner import RulePlanner, clarification, presupposition
+from agent.local.planner import RulePlanner, asked_noun, clarification, presupposition
 
 
 @pytest.mark.parametrize(
@@ -86,3 +86,16 @@ def test_a_question_after_a_comma_is_not_a_relative_clause():
                           "a yes/no question's presupposition is not extracted", strict=True)
 def test_a_presupposition_inside_a_possessive():
     assert "recurrent encoder" in RulePlanner().plan("Does Lumen's recurrent encoder read page images?").premise
+
+
+@pytest.mark.parametrize(
+    ("question", "noun"),
+    [
+        ("How many GPUs were used to train Harrowgate?", "GPUs"),
+        ("Which teacher model was Quillstone distilled from?", "teacher model"),
+        ("In Quill, how many heads does each layer have?", "heads"),
+        ("Why does Lumen fetch its web results from the Bing API?", ""),
+    ],
+)
+def test_the_asked_noun_is_the_kind_of_thing_the_question_asks_for(question, noun):
+    assert asked_noun(question) == noun
