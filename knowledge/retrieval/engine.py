@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from knowledge.retrieval import parallel
-from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, dense_search, search_threads
+from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, search_threads
 from knowledge.retrieval.fusion import Fused, Ranked, minmax, pool_size, rrf
 from knowledge.retrieval.rerank import Reranker
 from knowledge.retrieval.store import IndexData
@@ -60,8 +60,7 @@ class HybridSearcher:
         return Ranked(*self.data.bm25.top(query_terms(query), pool, allowed))
 
     def _dense(self, vector: np.ndarray, pool: int, allowed: np.ndarray | None, threads: int = 1) -> Ranked:
-        return Ranked(*dense_search(self.data.vectors, vector, pool, allowed, threads=threads,
-                                    sq8=self.data.dense_sq8))
+        return Ranked(*self.data.dense_top(vector, pool, allowed, threads))
 
     def candidates(self, query: str, *, query_vector: np.ndarray | None, k: int, mode: str,
                    allowed: np.ndarray | None = None) -> list[Fused]:
