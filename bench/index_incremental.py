@@ -12,6 +12,16 @@ order, from the same starting version (the collection without the last paper, ma
 and not timed): `index_rebuild(publish=(paper,))` incremental vs `full=True`; and the
 removal of one paper (its document set FAILED, so it leaves the index) the same two ways.
 Medians and their ratio; the load (`/proc/loadavg`) is printed beside them.
+
+    .venv/bin/python bench/index_incremental.py --synthetic 100000   # segments, issue 16
+
+`--synthetic N`: a collection of N chunks (documents of 50 chunks, synthetic Zipf words,
+rows in the database, index written directly as one segment: random unit vectors, no
+sentence vectors), then `--reps` times: one new 50-chunk document, its embedding step
+(chunk and sentence vectors into the cache, local model, cold) and then its index step
+(`index_rebuild(publish=...)`: one new segment plus a delete mask) timed apart; the removal
+of one document; BM25/hybrid search latency on the segmented version, the background merge
+(`index_merge`), the same searches on the merged version and whether their results are equal.
 """
 
 from __future__ import annotations
@@ -24,6 +34,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ingest as ingest_bench  # bench/ingest.py: Django setup and the real ingest
@@ -99,13 +111,168 @@ def measure(collection, reps: int) -> dict:
     }
 
 
+WORDS = 50_000
+DIM = 384
+
+
+def _zipf_words(rng, n_chunks: int) -> list[str]:
+    weights = 1.0 / np.arange(1, WORDS + 1) ** 1.07
+    cdf = np.cumsum(weights / weights.sum())
+    lengths = rng.integers(40, 121, size=n_chunks)
+    flat = np.minimum(np.searchsorted(cdf, rng.random(int(lengths.sum()))), WORDS - 1)
+    return [" ".join(f"w{t}" for t in part) for part in np.split(flat, np.cumsum(lengths)[:-1])]
+
+
+def _text(rng) -> str:
+    """A 50-chunk document's chunk: five sentences of synthetic words."""
+    return " ".join(f"The w{a} model improves w{b} by {c} points on w{d}." for a, b, c, d in
+                    rng.integers(1, 5000, size=(5, 4)).tolist())
+
+
+def _synthetic_collection(n: int, rng):
+    """A collection of n chunks in documents of 50, its index version 1 written directly."""
+    from django.contrib.auth import get_user_model
+
+    from knowledge import indexing, services
+    from knowledge.models import Chunk, Collection, Document
+    from knowledge.retrieval.bm25 import BM25Index
+    from knowledge.retrieval.dense import l2_normalize
+    from knowledge.retrieval.segments import segment_dir, write_version
+    from knowledge.retrieval.store import IndexData, write_index
+
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    kept = Collection.objects.filter(name=f"synthetic {n}", index_version__gt=0).first()
+    if kept is not None:
+        # A kept database (--keep): start again from one segment.
+        indexing.index_merge(collection=kept)
+        kept.refresh_from_db()
+        return kept
+    collection = services.collection_create(name=f"synthetic {n}", user=user)
+    t = time.perf_counter()
+    docs = Document.objects.bulk_create([
+        Document(collection=collection, title=f"Paper {i}", original_name=f"p{i}.txt", file=f"files/{i}",
+                 sha256=f"{i:064d}", media_type="text/plain", status=Document.Status.READY, pages=1)
+        for i in range(n // 50)], batch_size=1000)
+    texts = _zipf_words(rng, n)
+    Chunk.objects.bulk_create([
+        Chunk(document_id=docs[i // 50].pk, ordinal=i % 50, text=text, section_title="Body", page_start=1,
+              page_end=1, char_start=0, char_end=len(text), token_count=len(text.split()),
+              embedding_model="synthetic", text_hash=f"synthetic-{i}")
+        for i, text in enumerate(texts)], batch_size=2000)
+    print(f"  {n} chunk rows written in {time.perf_counter() - t:.1f} s", flush=True)
+    t = time.perf_counter()
+    chunks = indexing._included(collection.pk, ())
+    rows = list(chunks.values_list("id", "document_id"))
+    from knowledge.embedding_cache import default_embedder
+
+    vocab: dict[str, int] = {}
+    term_ids = [np.fromiter((vocab.setdefault(w, len(vocab)) for w in text.split()), dtype=np.int64)
+                for text in texts]
+    del texts
+    vectors = l2_normalize(rng.standard_normal((n, DIM), dtype=np.float32))
+    data = IndexData(
+        chunk_ids=np.array([r[0] for r in rows], dtype=np.int64),
+        document_ids=np.array([r[1] for r in rows], dtype=np.int64),
+        is_reference=np.zeros(n, dtype=bool),
+        bm25=BM25Index.from_term_ids(term_ids, vocab),
+        vectors=vectors,
+        sent_vectors=np.zeros((0, DIM), dtype=np.float32),
+        sent_offsets=np.zeros(n + 1, dtype=np.int64),
+        meta={},
+    )
+    del term_ids, vectors
+    meta = {**indexing._meta(collection.pk, default_embedder()), "documents": indexing._signatures(chunks)}
+    root = indexing.collection_index_dir(collection.pk)
+    write_index(data, segment_dir(root, "0-base"))
+    write_version(root / "1", segments=["0-base"], deleted=np.zeros(n, dtype=bool), meta={**meta, "version": 1})
+    Collection.objects.filter(pk=collection.pk).update(index_version=1)
+    collection.refresh_from_db()
+    print(f"  index version 1 ({n} chunks) written in {time.perf_counter() - t:.1f} s", flush=True)
+    return collection
+
+
+def _add_document(collection, rng, embedder) -> tuple[int, float]:
+    """A new 50-chunk document, PROCESSING with its chunks written; (id, its embedding step in s)."""
+    from knowledge.embedding_cache import cache_key, embed_with_cache
+    from knowledge.models import Chunk, Document
+    from knowledge.text import quotable, split_sentences
+
+    texts = [_text(rng) for _ in range(50)]
+    t = time.perf_counter()
+    embed_with_cache(texts, embedder=embedder)
+    embed_with_cache([q for text in texts for q in map(quotable, split_sentences(text)) if q], embedder=embedder)
+    embed_s = time.perf_counter() - t
+    doc = Document.objects.create(collection=collection, title=f"New {rng.integers(1 << 40)}", original_name="new.txt",
+                                  file="files/new", sha256=f"{rng.integers(1 << 62):064d}", media_type="text/plain",
+                                  status=Document.Status.PROCESSING, pages=1)
+    Chunk.objects.bulk_create([
+        Chunk(document=doc, ordinal=i, text=text, section_title="Body", page_start=1, page_end=1, char_start=0,
+              char_end=len(text), token_count=len(text.split()), embedding_model=embedder.model_id,
+              text_hash=cache_key(embedder.model_id, text))
+        for i, text in enumerate(texts)])
+    return doc.pk, embed_s
+
+
+def _search_ms(collection, queries: list[str]) -> tuple[list, dict]:
+    """(hits per query and mode, p50 ms per mode) through index_search (the loaded version)."""
+    from knowledge.indexing import index_search
+
+    hits, times = [], {"bm25": [], "rrf": []}
+    for mode in times:
+        index_search(collection=collection, query=queries[0], k=10, mode=mode)  # load, warm
+        for q in queries:
+            t = time.perf_counter()
+            found = index_search(collection=collection, query=q, k=10, mode=mode)
+            times[mode].append((time.perf_counter() - t) * 1000)
+            hits.append([(h.chunk_id, h.score) for h in found])
+    return hits, {m: round(statistics.median(v), 2) for m, v in times.items()}
+
+
+def synthetic(n: int, reps: int) -> dict:
+    from knowledge.embedding_cache import default_embedder
+    from knowledge.indexing import index_merge, index_rebuild
+    from knowledge.models import Document
+
+    rng = np.random.default_rng(16)
+    collection = _synthetic_collection(n, rng)
+    embedder = default_embedder()
+    embedder.embed(["warm the model up"])
+    adds, embeds = [], []
+    for _ in range(reps):
+        doc, embed_s = _add_document(collection, rng, embedder)
+        adds.append(_timed(lambda doc=doc: index_rebuild(collection=collection, publish=(doc,))))
+        embeds.append(embed_s)
+        print(f"  add: embedding {embed_s:.2f} s, index step {adds[-1]:.3f} s", flush=True)
+    gone = Document.objects.filter(collection=collection, title="Paper 7").get()
+    Document.objects.filter(pk=gone.pk).update(status=Document.Status.FAILED)
+    remove = _timed(lambda: index_rebuild(collection=collection))
+    queries = [" ".join(f"w{t}" for t in rng.integers(1, 3000, size=int(rng.integers(2, 6)))) for _ in range(30)]
+    before, segmented_ms = _search_ms(collection, queries)
+    merge_s = _timed(lambda: index_merge(collection=collection))
+    after, merged_ms = _search_ms(collection, queries)
+    return {
+        "chunks": n,
+        "reps": reps,
+        "add_index_step_s": [round(a, 3) for a in adds],
+        "add_index_step_median_s": round(statistics.median(adds), 3),
+        "embedding_step_median_s": round(statistics.median(embeds), 2),
+        "remove_index_step_s": round(remove, 3),
+        "search_p50_ms_segmented": segmented_ms,
+        "merge_s": round(merge_s, 2),
+        "search_p50_ms_merged": merged_ms,
+        "same_results_after_merge": before == after,
+        "loadavg": Path("/proc/loadavg").read_text().split()[:3],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--papers", type=int, default=25)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="a folder for the database, media and index, kept for re-runs")
+    parser.add_argument("--synthetic", type=int, help="chunks of a synthetic collection (segments bench)")
     args = parser.parse_args()
-    if not ingest_bench.PAPERS.exists():
+    if not args.synthetic and not ingest_bench.PAPERS.exists():
         sys.exit(f"needs {ingest_bench.PAPERS}")
     with tempfile.TemporaryDirectory(prefix="grounded-bench-index-") as tmp_name:
         tmp = args.keep or Path(tmp_name)
@@ -116,11 +283,13 @@ def main() -> None:
         settings.MEDIA_ROOT = tmp / "media"
         settings.INDEX_ROOT = tmp / "index"
         print(f"load before: {os.getloadavg()}", flush=True)
+        if args.synthetic:
+            print(json.dumps(synthetic(args.synthetic, args.reps), indent=2))
+            return
         collection, embed_s = _collection(args.papers)
         result = measure(collection, args.reps)
         result["paper_embed_s"] = embed_s.get(result["paper"])
         print(json.dumps(result, indent=2))
-
 
 if __name__ == "__main__":
     main()

@@ -99,20 +99,29 @@ def bm25_text(title: str, section_title: str, text: str) -> str:
 
 
 # Bump when what a chunk's index rows are made of changes (tokeniser, sentence selection,
-# bm25_text): a previous version built otherwise is not merged from, the index is rebuilt.
-BUILDER = 1
-# A document's rows in the index are a function of these columns of its chunks (a chunk's
-# text never changes under its id: re-ingesting writes new chunks).
-_ROW_KEY = ("id", "document_id", "text_hash", "is_reference", "document__title", "section_title")
+# bm25_text, the document signature): a previous version built otherwise is not built on,
+# the index is rebuilt.
+BUILDER = 2
 
 
-def _signatures(rows: list[tuple]) -> dict[str, str]:
-    """Per document (id as text, as JSON keys are): a hash of its rows' _ROW_KEY columns."""
-    digests: dict[str, Any] = {}
-    for row in rows:
-        digest = digests.get(str(row[1])) or digests.setdefault(str(row[1]), hashlib.sha256())
-        digest.update(json.dumps(row).encode())
-    return {d: h.hexdigest() for d, h in digests.items()}
+def _signatures(chunks) -> dict[str, str]:
+    """Per document (id as text, as JSON keys are) of the `chunks` queryset: a stamp of its
+    chunk rows and its title, which a document's rows in the index are a function of.
+
+    A chunk's index rows never change under its id (re-ingesting deletes the chunks and
+    writes new ones, with new ids: AUTOINCREMENT ids are never reused), except through its
+    document's title (BM25 indexes it with every chunk) and its text hash (a re-embedding
+    rewrites them all). So the count, smallest, largest and sum of the chunk ids, the
+    smallest and largest text hash and the title tell whether the rows changed: aggregates
+    the database computes (one grouped query, not a row per chunk sent to Python), which
+    kept the index step of an upload off the collection's size (docs/benchmarks.md).
+    """
+    from django.db.models import Count, Max, Min, Sum
+
+    rows = (chunks.order_by().values_list("document_id")
+            .annotate(Count("id"), Min("id"), Max("id"), Sum("id"), Min("text_hash"), Max("text_hash"),
+                      Max("document__title")))
+    return {str(row[0]): hashlib.sha256(json.dumps(row[1:]).encode()).hexdigest() for row in rows}
 
 
 def _included(collection_id: int, publish: Collection_[int]):
@@ -148,7 +157,7 @@ def _make_rows(chunks, embedder: Any, meta: dict) -> IndexData:
         offsets.append(len(sentences))
     sent_vectors = embed_with_cache(sentences, embedder=embedder) if sentences else np.zeros(
         (0, embedder.dim), dtype=np.float32)
-    meta["documents"].update(_signatures([(r[0], r[1], *r[3:]) for r in rows]))
+    meta["documents"].update(_signatures(chunks))
     return IndexData(
         chunk_ids=np.array([r[0] for r in rows], dtype=np.int64),
         document_ids=np.array([r[1] for r in rows], dtype=np.int64),
@@ -235,7 +244,7 @@ def _plan(collection_id: int, publish: Collection_[int] = (), previous: Path | N
         fresh = _make_rows(chunks, embedder, _meta(collection_id, embedder))
         return _Plan([], np.zeros(0, dtype=bool), fresh, dict(fresh.meta["documents"]))
     manifest, deleted, document_ids = found
-    wanted = _signatures(list(chunks.values_list(*_ROW_KEY)))
+    wanted = _signatures(chunks)
     old = manifest["documents"]
     reused = {d for d, sig in wanted.items() if old.get(d) == sig}
     changed = [int(d) for d in wanted if d not in reused]

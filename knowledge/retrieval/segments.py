@@ -151,10 +151,20 @@ class SegmentedIndex:
     def size(self) -> int:
         return int(self.starts[-1])
 
-    def rows_of(self, document_ids: np.ndarray) -> np.ndarray:
-        """Boolean mask of the live rows whose document is in `document_ids`."""
+    @cached_property
+    def _documents(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(distinct document ids, each row's index among them, which have a live row)."""
         documents, row_document = np.unique(self.document_ids, return_inverse=True)
-        return np.isin(documents, document_ids)[row_document] & self.live
+        has_live = np.zeros(len(documents), dtype=bool)
+        has_live[row_document[self.live]] = True
+        return documents, row_document, has_live
+
+    def rows_of(self, document_ids: np.ndarray) -> np.ndarray | None:
+        """Boolean mask of the live rows whose document is in `document_ids`; None if that is
+        every live row (the searches leave out deleted rows themselves)."""
+        documents, row_document, has_live = self._documents
+        keep = np.isin(documents, document_ids)
+        return None if keep[has_live].all() else keep[row_document] & self.live
 
     def _parts(self, allowed: np.ndarray | None):
         """(segment, its start, its rows that may be returned or None for all) per segment."""

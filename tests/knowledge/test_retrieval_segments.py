@@ -109,6 +109,16 @@ def test_it_scores_like_rank_bm25_on_the_live_rows(layout):
         assert np.allclose(got, want, atol=1e-6), query
 
 
+def test_it_masks_rows_by_document_and_never_returns_a_deleted_one(layout):
+    loaded, _, _, deleted = layout
+    assert loaded.rows_of(np.unique(loaded.document_ids)) is None
+    # A document whose rows are all deleted is not needed for "every live row".
+    assert loaded.rows_of(np.unique(loaded.document_ids[~deleted])) is None
+    some = np.unique(loaded.document_ids)[::3]
+    mask = loaded.rows_of(some)
+    assert np.array_equal(mask, np.isin(loaded.document_ids, some) & ~deleted)
+
+
 def test_it_never_returns_a_deleted_or_disallowed_row(layout):
     loaded, _, _, deleted = layout
     allowed = np.random.default_rng(3).random(len(deleted)) < 0.5
