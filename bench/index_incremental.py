@@ -229,10 +229,13 @@ def _search_ms(collection, queries: list[str]) -> tuple[list, dict]:
 
 
 def synthetic(n: int, reps: int) -> dict:
+    from knowledge import indexing
     from knowledge.embedding_cache import default_embedder
     from knowledge.indexing import index_merge, index_rebuild
     from knowledge.models import Document
 
+    # The merge is timed below, not queued to a broker after each change.
+    indexing._queue_merge = lambda collection_id: None
     rng = np.random.default_rng(16)
     collection = _synthetic_collection(n, rng)
     embedder = default_embedder()

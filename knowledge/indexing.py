@@ -16,6 +16,7 @@ import logging
 import secrets
 import shutil
 import threading
+import time
 from collections.abc import Collection as Collection_
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -284,6 +285,11 @@ def _commit(collection: Collection, root: Path, current: int, *, segments: list[
         for folder in (root / SEGMENTS).iterdir():
             if folder.name not in keep:
                 shutil.rmtree(folder, ignore_errors=True)
+    # A merge's segment in the making is left alone, unless its merge died long ago.
+    if (root / _MERGING).is_dir():
+        for folder in (root / _MERGING).iterdir():
+            if time.time() - folder.stat().st_mtime > _MERGING_STALE:
+                shutil.rmtree(folder, ignore_errors=True)
     return new
 
 
@@ -340,15 +346,16 @@ def index_rebuild(*, collection: Collection, publish: Collection_[int] = (), ful
         new = _commit(collection, root, current, segments=segments, deleted=deleted, meta=meta, publish=publish)
     log.info("index of collection %s is now version %s (%s segments, %s rows, %s deleted)", collection.pk, new,
              len(segments), len(deleted), int(np.count_nonzero(deleted)))
-    if len(segments) > MERGE_AT or np.count_nonzero(deleted) > MERGE_DELETED * max(1, len(deleted)):
+    if len(segments) > MERGE_AT or np.count_nonzero(deleted):
         _queue_merge(collection.pk)
     return new
 
 
-# A version of more segments than this, or with more than this share of its rows deleted,
-# is merged in the background (index_merge).
-MERGE_AT = 8
-MERGE_DELETED = 0.2
+# A version of more segments than this, or with any row deleted, is merged in the background
+# (index_merge). 1: after every change. A segmented version scores BM25 from the term counts
+# of every matching chunk, so its searches are slower than a single segment's MaxScore
+# (docs/benchmarks.md, "Segments"): merging promptly keeps that window short.
+MERGE_AT = 1
 
 
 def _queue_merge(collection_id: int) -> None:
@@ -365,44 +372,81 @@ def _queue_merge(collection_id: int) -> None:
     transaction.on_commit(send)
 
 
+# A merge builds its segment here, outside the lock; one left by a merge that died is
+# deleted after this many seconds.
+_MERGING = "merging"
+_MERGING_STALE = 3600
+
+
+def _current_version(collection: Collection, root: Path) -> tuple[int, dict, np.ndarray] | None:
+    """(number, manifest, delete mask) of the collection's current segmented version, or None."""
+    from knowledge.retrieval.segments import is_segmented, read_manifest
+
+    current = Collection.objects.filter(pk=collection.pk).values_list("index_version", flat=True).get()
+    folder = root / str(current)
+    if not current or not (folder / "manifest.json").exists():
+        return None
+    manifest = read_manifest(folder)
+    if not is_segmented(manifest):
+        return None
+    return current, manifest, np.load(folder / "deleted.npy")
+
+
 def index_merge(*, collection: Collection) -> int | None:
     """Fold the current version's segments into one (its live rows, in order) and make that
-    the current version; None when there is nothing to fold (one segment, nothing deleted).
+    the current version; None when there is nothing to fold (one segment, nothing deleted)
+    or another merge got there first.
 
     Searches before and after give the same results (retrieval.segments: a segmented version
-    is searched as the merged index of its live rows). Under the collection's lock, like
-    index_rebuild: an upload that comes meanwhile waits for the merge (linear in the
-    collection; docs/benchmarks.md, "Segments"). Safe to run twice: the second finds one
-    segment and returns None.
+    is searched as the merged index of its live rows). Like a Lucene merge, the merged
+    segment is built outside the collection's lock, so uploads go on meanwhile:
+    1. under the lock, read the current version V (its segments S and delete mask);
+    2. without it, write the live rows of S as one segment (linear in the collection);
+    3. under the lock again, read the current version V': when it still starts with S (no
+       other merge replaced them), write V'+1 = the merged segment, then the segments V'
+       added after S; rows of S that V' deleted since V are deleted in the merged segment
+       too. Otherwise drop the merged segment.
+    Safe to run twice: the second finds one segment and returns None.
     """
     from filelock import FileLock
 
     from knowledge.retrieval.merge import concat, take
-    from knowledge.retrieval.segments import read_manifest, segment_dir
+    from knowledge.retrieval.segments import segment_dir
 
     root = collection_index_dir(collection.pk)
     if not root.is_dir():
         return None
-    with FileLock(str(root / ".lock")):
-        current = Collection.objects.filter(pk=collection.pk).values_list("index_version", flat=True).get()
-        folder = root / str(current)
-        if not current or not (folder / "manifest.json").exists():
+    lock = FileLock(str(root / ".lock"))
+    with lock:
+        found = _current_version(collection, root)
+    if found is None:
+        return None
+    version, manifest, deleted = found
+    names = list(manifest["segments"])
+    if len(names) == 1 and not deleted.any():
+        return None
+    parts, start = [], 0
+    for name in names:
+        part = read_index(segment_dir(root, name))
+        parts.append(take(part, np.flatnonzero(~deleted[start:start + part.size])))
+        start += part.size
+    meta = {k: manifest[k] for k in ("embedding_model", "collection", "builder")}
+    merged = concat(parts, {**meta, "documents": {}})
+    name = f"{version + 1}-{secrets.token_hex(4)}"
+    write_index(merged, root / _MERGING / name)
+    with lock:
+        found = _current_version(collection, root)
+        if found is None or found[1]["segments"][:len(names)] != names:
+            shutil.rmtree(root / _MERGING / name, ignore_errors=True)
+            log.info("merge of collection %s dropped: its segments changed meanwhile", collection.pk)
             return None
-        manifest = read_manifest(folder)
-        names = manifest.get("segments")
-        deleted = np.load(folder / "deleted.npy") if names else None
-        if not names or (len(names) == 1 and not deleted.any()):
-            return None
-        parts, start = [], 0
-        for name in names:
-            part = read_index(segment_dir(root, name))
-            parts.append(take(part, np.flatnonzero(~deleted[start:start + part.size])))
-            start += part.size
-        meta = {k: manifest[k] for k in ("embedding_model", "collection", "builder", "documents")}
-        merged = concat(parts, {**meta, "documents": {}})
-        name = _new_segment(root, merged, current + 1)
-        new = _commit(collection, root, current, segments=[name], deleted=np.zeros(merged.size, dtype=bool),
-                      meta=meta)
+        current, now, now_deleted = found
+        # The merged rows are the rows of S live in V, in order; V' may have deleted more of them.
+        kept = np.flatnonzero(~deleted)
+        (root / _MERGING / name).replace(segment_dir(root, name))
+        new = _commit(collection, root, current, segments=[name, *now["segments"][len(names):]],
+                      deleted=np.concatenate([now_deleted[:len(deleted)][kept], now_deleted[len(deleted):]]),
+                      meta={k: now[k] for k in ("embedding_model", "collection", "builder", "documents")})
     log.info("index of collection %s merged into version %s (%s segments, %s rows)", collection.pk, new,
              len(names), merged.size)
     return new

@@ -218,3 +218,52 @@ def test_a_merge_is_queued_when_the_segments_pile_up(collection, monkeypatch, dj
     tasks.merge_index(collection.pk)
     assert len(_segments(collection)) == 1 and _searches(collection) == before
     tasks.merge_index(collection.pk + 1000)  # a collection that is gone: nothing happens
+
+
+def test_uploads_and_deletions_during_a_merge_are_kept(collection, monkeypatch):
+    from knowledge.retrieval import merge
+
+    docs = {title: _add(collection, title, chunks) for title, chunks in PAPERS.items()}
+    index_rebuild(collection=collection)
+    _add(collection, "Zebrafish", [("Results", "Zebrafish regenerate heart tissue after an injury.")])
+    index_rebuild(collection=collection)
+    concat = merge.concat
+
+    def meanwhile(parts, meta):
+        # While the merged segment is built (outside the lock): one upload, one deletion.
+        _add(collection, "Axolotl", [("Results", "Axolotls regrow whole limbs.")])
+        index_rebuild(collection=collection)
+        services.document_delete(document=docs["Cats"])
+        return concat(parts, meta)
+
+    monkeypatch.setattr(merge, "concat", meanwhile)
+    assert indexing.index_merge(collection=collection) is not None
+    assert len(_segments(collection)) == 2  # the merged one, then the upload's
+    _assert_same_as_full(collection)
+    monkeypatch.setattr(merge, "concat", concat)
+    assert indexing.index_merge(collection=collection) is not None
+    assert len(_segments(collection)) == 1
+    _assert_same_as_full(collection)
+
+
+def test_a_merge_is_dropped_when_another_replaced_its_segments(collection, monkeypatch):
+    from knowledge.retrieval import merge
+
+    _add(collection, "Cats", PAPERS["Cats"])
+    index_rebuild(collection=collection)
+    _add(collection, "Zebrafish", [("Results", "Zebrafish regenerate heart tissue after an injury.")])
+    index_rebuild(collection=collection)
+    concat = merge.concat
+    inner: list = []
+
+    def meanwhile(parts, meta):
+        if not inner:
+            inner.append(None)  # the inner merge builds with the plain concat
+            inner[0] = indexing.index_merge(collection=collection)
+        return concat(parts, meta)
+
+    monkeypatch.setattr(merge, "concat", meanwhile)
+    assert indexing.index_merge(collection=collection) is None
+    assert inner[0] is not None and len(_segments(collection)) == 1
+    assert not list((collection_index_dir(collection.pk) / "merging").iterdir())
+    _assert_same_as_full(collection)
