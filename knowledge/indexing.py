@@ -1,9 +1,11 @@
 """The per-collection search index: the Django edge of knowledge.retrieval.
 
-The index is derived data. `index_rebuild` builds it from the READY documents' chunks into
-an immutable folder `INDEX_ROOT/<collection id>/<version>/` and bumps
-`Collection.index_version`; `index_search` loads the version the database names (once per
-process, cached by (collection, version)) and searches it. A process that holds an older
+The index is derived data. `index_rebuild` writes what changed among the READY documents'
+chunks as a new immutable segment plus a delete mask, lists them as version
+`INDEX_ROOT/<collection id>/<version>/` (knowledge.retrieval.segments) and bumps
+`Collection.index_version`; `index_merge` (in the background) folds the segments into one;
+`index_search` loads the version the database names (once per process, cached by
+(collection, version)) and searches it. A process that holds an older
 version notices on its next search, because it reads `index_version` from the database
 every time, and reloads. See docs/retrieval.md.
 """
@@ -260,10 +262,15 @@ def _plan(collection_id: int, publish: Collection_[int] = (), previous: Path | N
 
 
 def _commit(collection: Collection, root: Path, current: int, *, segments: list[str], deleted: np.ndarray,
-            meta: dict, publish: Collection_[int] = ()) -> int:
+            meta: dict, publish: Collection_[int] = (), collect: bool = False) -> int:
     """Write version current + 1 (its segments are written already), make it the one readers
-    load, and delete what no version still needs. Called under the collection's lock."""
-    from knowledge.retrieval.segments import SEGMENTS, referenced_segments, write_version
+    load, and delete the versions before current; with `collect`, also the segments no
+    remaining version lists. Called under the collection's lock.
+
+    An upload does not collect: the segments a merge replaced are as big as the collection,
+    and deleting their files took half a second at 100k chunks; the next merge (queued after
+    every change) or full build deletes them in the background."""
+    from knowledge.retrieval.segments import write_version
 
     new = current + 1
     # A folder with this number can only be left over from a database that was reset
@@ -279,7 +286,16 @@ def _commit(collection: Collection, root: Path, current: int, *, segments: list[
     for old in root.iterdir():
         if old.is_dir() and ((old.name.isdigit() and int(old.name) < current) or old.name.startswith(".")):
             shutil.rmtree(old, ignore_errors=True)
-    # Segments no remaining version lists (and half-written ones: this is the only writer).
+    if collect:
+        _collect(root)
+    return new
+
+
+def _collect(root: Path) -> None:
+    """Delete the segments no version in `root` lists (under the collection's lock)."""
+    from knowledge.retrieval.segments import SEGMENTS, referenced_segments
+
+    # Half-written ones too: this is the only writer.
     keep = referenced_segments(root)
     if (root / SEGMENTS).is_dir():
         for folder in (root / SEGMENTS).iterdir():
@@ -290,7 +306,6 @@ def _commit(collection: Collection, root: Path, current: int, *, segments: list[
         for folder in (root / _MERGING).iterdir():
             if time.time() - folder.stat().st_mtime > _MERGING_STALE:
                 shutil.rmtree(folder, ignore_errors=True)
-    return new
 
 
 def _new_segment(root: Path, data: IndexData, version: int) -> str:
@@ -343,7 +358,8 @@ def index_rebuild(*, collection: Collection, publish: Collection_[int] = (), ful
             segments = [*segments, _new_segment(root, plan.fresh, current + 1)]
             deleted = np.concatenate([deleted, np.zeros(plan.fresh.size, dtype=bool)])
         meta = {**_meta(collection.pk, default_embedder()), "documents": plan.documents}
-        new = _commit(collection, root, current, segments=segments, deleted=deleted, meta=meta, publish=publish)
+        new = _commit(collection, root, current, segments=segments, deleted=deleted, meta=meta, publish=publish,
+                      collect=not plan.segments)
     log.info("index of collection %s is now version %s (%s segments, %s rows, %s deleted)", collection.pk, new,
              len(segments), len(deleted), int(np.count_nonzero(deleted)))
     if len(segments) > MERGE_AT or np.count_nonzero(deleted):
@@ -419,12 +435,14 @@ def index_merge(*, collection: Collection) -> int | None:
     lock = FileLock(str(root / ".lock"))
     with lock:
         found = _current_version(collection, root)
+        if found is not None and len(found[1]["segments"]) == 1 and not found[2].any():
+            # Nothing to fold; what uploads left (segments of older versions) goes now.
+            _collect(root)
+            return None
     if found is None:
         return None
     version, manifest, deleted = found
     names = list(manifest["segments"])
-    if len(names) == 1 and not deleted.any():
-        return None
     parts, start = [], 0
     for name in names:
         part = read_index(segment_dir(root, name))
@@ -446,7 +464,8 @@ def index_merge(*, collection: Collection) -> int | None:
         (root / _MERGING / name).replace(segment_dir(root, name))
         new = _commit(collection, root, current, segments=[name, *now["segments"][len(names):]],
                       deleted=np.concatenate([now_deleted[:len(deleted)][kept], now_deleted[len(deleted):]]),
-                      meta={k: now[k] for k in ("embedding_model", "collection", "builder", "documents")})
+                      meta={k: now[k] for k in ("embedding_model", "collection", "builder", "documents")},
+                      collect=True)
     log.info("index of collection %s merged into version %s (%s segments, %s rows)", collection.pk, new,
              len(names), merged.size)
     return new
