@@ -14,6 +14,7 @@ removal of one paper (its document set FAILED, so it leaves the index) the same 
 Medians and their ratio; the load (`/proc/loadavg`) is printed beside them.
 
     .venv/bin/python bench/index_incremental.py --synthetic 100000   # segments, issue 16
+    .venv/bin/python bench/index_incremental.py --bm25-split 100000  # BM25 search, 1 vs 2 segments
 
 `--synthetic N`: a collection of N chunks (documents of 50 chunks, synthetic Zipf words,
 rows in the database, index written directly as one segment: random unit vectors, no
@@ -283,13 +284,52 @@ def synthetic(n: int, reps: int) -> dict:
     }
 
 
+def bm25_split(n: int, n_queries: int = 30) -> dict:
+    """BM25 top 10 of one index of n + 50 chunks against the same chunks as two segments
+    (n + 50, no database): bench/retrieval.py's corpus and queries (common words included)."""
+    import retrieval as retrieval_bench  # bench/retrieval.py
+
+    from knowledge.retrieval.bm25 import BM25Index
+    from knowledge.retrieval.segments import SegmentedBM25
+
+    rng = np.random.default_rng(1)
+    docs = retrieval_bench.corpus(n + 50, rng)
+    vocab = {f"w{i}": i for i in range(retrieval_bench.VOCAB)}
+    one = BM25Index.from_term_ids(docs, dict(vocab))
+
+    class Part:
+        def __init__(self, bm25):
+            self.bm25 = bm25
+
+    parts = [Part(BM25Index.from_term_ids(docs[:n], dict(vocab))), Part(BM25Index.from_term_ids(docs[n:], dict(vocab)))]
+    split = SegmentedBM25(parts, np.array([0, n, n + 50]), np.ones(n + 50, dtype=bool))
+    qs = retrieval_bench.queries(docs, n_queries, rng)
+    out: dict = {"chunks": n + 50, "queries": n_queries}
+    for name, index in (("one_segment", one), ("two_segments", split)):
+        index.top(qs[0], 10)
+        times = []
+        for q in qs:
+            t = time.perf_counter()
+            index.top(q, 10)
+            times.append((time.perf_counter() - t) * 1000)
+        times.sort()
+        out[name] = {"p50_ms": round(statistics.median(times), 2), "p95_ms": round(times[int(0.95 * len(times))], 2)}
+    out["identical"] = all(np.array_equal(a, b) for q in qs
+                           for a, b in zip(one.top(q, 10), split.top(q, 10), strict=True))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--papers", type=int, default=25)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="a folder for the database, media and index, kept for re-runs")
     parser.add_argument("--synthetic", type=int, help="chunks of a synthetic collection (segments bench)")
+    parser.add_argument("--bm25-split", type=int, help="BM25 search: one segment vs n + 50 (no database)")
     args = parser.parse_args()
+    if args.bm25_split:
+        print(json.dumps(bm25_split(args.bm25_split), indent=2))
+        return
     if not args.synthetic and not ingest_bench.PAPERS.exists():
         sys.exit(f"needs {ingest_bench.PAPERS}")
     with tempfile.TemporaryDirectory(prefix="grounded-bench-index-") as tmp_name:
