@@ -269,3 +269,16 @@ def test_a_merge_is_dropped_when_another_replaced_its_segments(collection, monke
     assert inner[0] is not None and len(_segments(collection)) == 1
     assert not list((collection_index_dir(collection.pk) / "merging").iterdir())
     _assert_same_as_full(collection)
+
+
+def test_a_re_embedding_changes_the_signature_and_remakes_the_rows(collection, made):
+    from knowledge.models import Chunk
+
+    docs = {title: _add(collection, title, chunks) for title, chunks in PAPERS.items()}
+    index_rebuild(collection=collection)
+    made.clear()
+    # What collection_reembed writes: new text hashes under the same chunk ids.
+    Chunk.objects.filter(document=docs["Cats"]).update(text_hash="another-model")
+    index_rebuild(collection=collection)
+    assert made == [PAPERS["Cats"][0][1]]  # the reference chunk is not split
+    _assert_same_as_full(collection)
