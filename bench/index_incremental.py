@@ -136,6 +136,7 @@ def _synthetic_collection(n: int, rng):
     from django.db import connection, transaction
 
     from knowledge import indexing, services
+    from knowledge.embedding_cache import default_embedder
     from knowledge.models import Chunk, Collection, Document
     from knowledge.retrieval.bm25 import BM25Index
     from knowledge.retrieval.dense import l2_normalize
@@ -145,8 +146,18 @@ def _synthetic_collection(n: int, rng):
     user, _ = get_user_model().objects.get_or_create(username="bench")
     kept = Collection.objects.filter(name=f"synthetic {n}", index_version__gt=0).first()
     if kept is not None:
-        # A kept database (--keep): start again from one segment.
+        # A kept database (--keep): start again from one segment, its manifest stamped by
+        # this checkout (builder, document signatures), as a full build would stamp it.
         indexing.index_merge(collection=kept)
+        kept.refresh_from_db()
+        root = indexing.collection_index_dir(kept.pk)
+        manifest = json.loads((root / str(kept.index_version) / "manifest.json").read_text())
+        deleted = np.load(root / str(kept.index_version) / "deleted.npy")
+        meta = {**indexing._meta(kept.pk, default_embedder()),
+                "documents": indexing._signatures(indexing._included_documents(kept.pk, ()))}
+        write_version(root / str(kept.index_version + 1), segments=manifest["segments"], deleted=deleted,
+                      meta={**meta, "version": kept.index_version + 1})
+        Collection.objects.filter(pk=kept.pk).update(index_version=kept.index_version + 1)
         kept.refresh_from_db()
         return kept
     collection = services.collection_create(name=f"synthetic {n}", user=user)
@@ -169,7 +180,6 @@ def _synthetic_collection(n: int, rng):
     t = time.perf_counter()
     chunks = indexing._included(collection.pk, ())
     rows = list(chunks.values_list("id", "document_id"))
-    from knowledge.embedding_cache import default_embedder
 
     vocab: dict[str, int] = {}
     term_ids = [np.fromiter((vocab.setdefault(w, len(vocab)) for w in text.split()), dtype=np.int64)
@@ -187,7 +197,8 @@ def _synthetic_collection(n: int, rng):
         meta={},
     )
     del term_ids, vectors
-    meta = {**indexing._meta(collection.pk, default_embedder()), "documents": indexing._signatures(chunks)}
+    meta = {**indexing._meta(collection.pk, default_embedder()),
+            "documents": indexing._signatures(indexing._included_documents(collection.pk, ()))}
     root = indexing.collection_index_dir(collection.pk)
     write_index(data, segment_dir(root, "0-base"))
     write_version(root / "1", segments=["0-base"], deleted=np.zeros(n, dtype=bool), meta={**meta, "version": 1})

@@ -13,7 +13,6 @@ every time, and reloads. See docs/retrieval.md.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import secrets
 import shutil
@@ -104,30 +103,33 @@ def bm25_text(title: str, section_title: str, text: str) -> str:
 # Bump when what a chunk's index rows are made of changes (tokeniser, sentence selection,
 # bm25_text, the document signature): a previous version built otherwise is not built on,
 # the index is rebuilt.
-BUILDER = 2
+BUILDER = 3
 
 
-def _signatures(chunks) -> dict[str, str]:
-    """Per document (id as text, as JSON keys are) of the `chunks` queryset: a stamp of its
-    chunk rows and its title, which a document's rows in the index are a function of.
+def _signatures(documents) -> dict[str, str]:
+    """Per document (id as text, as JSON keys are) of the `documents` queryset: a stamp of
+    its title and `updated_at`, which its rows in the index are a function of.
 
-    A chunk's index rows never change under its id (re-ingesting deletes the chunks and
-    writes new ones, with new ids: AUTOINCREMENT ids are never reused), except through its
-    document's title (BM25 indexes it with every chunk) and its text hash (a re-embedding
-    rewrites them all). So the count, smallest, largest and sum of the chunk ids, the
-    smallest and largest text hash and the title tell whether the rows changed: aggregates
-    the database computes in one grouped query. Sending a row per chunk to Python and
-    hashing it made an upload's index step about 2.7 s longer at 100k chunks; the grouped
-    query is still one pass over the chunk rows (docs/benchmarks.md, "Segments").
+    A document's chunk rows change only together with its `updated_at`: ingestion deletes
+    and writes them in the transaction that sets it, a re-embedding sets it with the new
+    text hashes (services.collection_reembed), a rename saves the row; and BM25 indexes the
+    title with every chunk. So one read of the collection's document rows tells what changed,
+    whatever the number of chunks. The chunk rows themselves (a grouped query over them)
+    took 7.7 of the 8.5 s of an upload's index step at 1M chunks (docs/benchmarks.md,
+    "Segments"). A writer of chunk rows must keep this rule (tests/factories.make_chunk does).
     """
-    from django.db.models import Count, Max, Min, Sum
+    from django.db.models import CharField
+    from django.db.models.functions import Cast
 
-    rows = (chunks.order_by().values_list("document_id")
-            .annotate(Count("id"), Min("id"), Max("id"), Sum("id"), Min("text_hash"), Max("text_hash"),
-                      Max("document__title")))
-    # default=str: a database may return the sum as a Decimal (PostgreSQL's numeric).
-    return {str(row[0]): hashlib.sha256(json.dumps(row[1:], default=str).encode()).hexdigest()
-            for row in rows}
+    # The time as the database stores it (no datetime made per row: at 20k documents that
+    # conversion and a JSON dump per row were most of an upload's index step).
+    rows = documents.order_by().values_list("id", "title", Cast("updated_at", output_field=CharField()))
+    return {str(pk): f"{updated}|{hashlib.sha256(title.encode()).hexdigest()[:16]}" for pk, title, updated in rows}
+
+
+def _included_documents(collection_id: int, publish: Collection_[int]):
+    included = Q(status=Document.Status.READY) | Q(pk__in=list(publish), status=Document.Status.PROCESSING)
+    return Document.objects.filter(included, collection_id=collection_id)
 
 
 def _included(collection_id: int, publish: Collection_[int]):
@@ -136,8 +138,9 @@ def _included(collection_id: int, publish: Collection_[int]):
     return Chunk.objects.filter(included, document__collection_id=collection_id).order_by("document_id", "ordinal")
 
 
-def _make_rows(chunks, embedder: Any, meta: dict) -> IndexData:
-    """The index rows of `chunks` (a queryset in document, ordinal order), made from scratch."""
+def _make_rows(chunks, embedder: Any, meta: dict, documents) -> IndexData:
+    """The index rows of `chunks` (a queryset in document, ordinal order), made from scratch;
+    `documents`: theirs (meta["documents"] gets their signatures)."""
     from knowledge.embedding_cache import embed_with_cache
     from knowledge.retrieval.bm25 import BM25Index
     from knowledge.retrieval.tokenize import tokenize
@@ -163,7 +166,7 @@ def _make_rows(chunks, embedder: Any, meta: dict) -> IndexData:
         offsets.append(len(sentences))
     sent_vectors = embed_with_cache(sentences, embedder=embedder) if sentences else np.zeros(
         (0, embedder.dim), dtype=np.float32)
-    meta["documents"].update(_signatures(chunks))
+    meta["documents"].update(_signatures(documents))
     return IndexData(
         chunk_ids=np.array([r[0] for r in rows], dtype=np.int64),
         document_ids=np.array([r[1] for r in rows], dtype=np.int64),
@@ -228,7 +231,8 @@ def _build(collection_id: int, publish: Collection_[int] = ()) -> IndexData:
     from knowledge.embedding_cache import default_embedder
 
     embedder = default_embedder()
-    return _make_rows(_included(collection_id, publish), embedder, _meta(collection_id, embedder))
+    return _make_rows(_included(collection_id, publish), embedder, _meta(collection_id, embedder),
+                      _included_documents(collection_id, publish))
 
 
 def _plan(collection_id: int, publish: Collection_[int] = (), previous: Path | None = None) -> _Plan:
@@ -245,16 +249,18 @@ def _plan(collection_id: int, publish: Collection_[int] = (), previous: Path | N
 
     embedder = default_embedder()
     chunks = _included(collection_id, publish)
+    documents = _included_documents(collection_id, publish)
     found = _previous(previous, embedder) if previous is not None else None
     if found is None:
-        fresh = _make_rows(chunks, embedder, _meta(collection_id, embedder))
+        fresh = _make_rows(chunks, embedder, _meta(collection_id, embedder), documents)
         return _Plan([], np.zeros(0, dtype=bool), fresh, dict(fresh.meta["documents"]))
     manifest, deleted, document_ids = found
-    wanted = _signatures(chunks)
+    wanted = _signatures(documents)
     old = manifest["documents"]
     reused = {d for d, sig in wanted.items() if old.get(d) == sig}
     changed = [int(d) for d in wanted if d not in reused]
-    fresh = _make_rows(chunks.filter(document_id__in=changed), embedder, _meta(collection_id, embedder))
+    fresh = _make_rows(chunks.filter(document_id__in=changed), embedder, _meta(collection_id, embedder),
+                       documents.filter(pk__in=changed))
     gone = [int(d) for d in old if d not in reused]
     if gone:
         deleted = deleted | np.isin(document_ids, gone)

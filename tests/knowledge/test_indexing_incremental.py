@@ -272,13 +272,17 @@ def test_a_merge_is_dropped_when_another_replaced_its_segments(collection, monke
 
 
 def test_a_re_embedding_changes_the_signature_and_remakes_the_rows(collection, made):
-    from knowledge.models import Chunk
+    from django.utils import timezone
+
+    from knowledge.models import Chunk, Document
 
     docs = {title: _add(collection, title, chunks) for title, chunks in PAPERS.items()}
     index_rebuild(collection=collection)
     made.clear()
-    # What collection_reembed writes: new text hashes under the same chunk ids.
+    # What collection_reembed writes: new text hashes under the same chunk ids, and the
+    # documents' updated_at with them.
     Chunk.objects.filter(document=docs["Cats"]).update(text_hash="another-model")
+    Document.objects.filter(pk=docs["Cats"].pk).update(updated_at=timezone.now())
     index_rebuild(collection=collection)
     assert made == [PAPERS["Cats"][0][1]]  # the reference chunk is not split
     _assert_same_as_full(collection)
