@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import statistics
 import sys
 import tempfile
@@ -219,8 +220,9 @@ def _add_document(collection, rng, embedder) -> tuple[int, float]:
     embed_with_cache(texts, embedder=embedder)
     embed_with_cache([q for text in texts for q in map(quotable, split_sentences(text)) if q], embedder=embedder)
     embed_s = time.perf_counter() - t
+    # A fresh file hash: a kept database (--keep) holds the documents of earlier runs.
     doc = Document.objects.create(collection=collection, title=f"New {rng.integers(1 << 40)}", original_name="new.txt",
-                                  file="files/new", sha256=f"{rng.integers(1 << 62):064d}", media_type="text/plain",
+                                  file="files/new", sha256=secrets.token_hex(32), media_type="text/plain",
                                   status=Document.Status.PROCESSING, pages=1)
     Chunk.objects.bulk_create([
         Chunk(document=doc, ordinal=i, text=text, section_title="Body", page_start=1, page_end=1, char_start=0,

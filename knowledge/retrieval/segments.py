@@ -50,7 +50,8 @@ def write_version(target: Path, *, segments: Sequence[str], deleted: np.ndarray,
             "chunks": len(deleted),
             "deleted": int(np.count_nonzero(deleted)),
         }
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+        # Not indented: it holds a signature per document (0.18 s at 20k documents indented).
+        (tmp / "manifest.json").write_text(json.dumps(manifest))
     return Path(target)
 
 
