@@ -266,6 +266,8 @@ def synthetic(n: int, reps: int) -> dict:
     indexing._queue_merge = lambda collection_id: None
     rng = np.random.default_rng(16)
     collection = _synthetic_collection(n, rng)
+    # New texts every run: with --keep, the embedding cache holds the earlier runs' ones.
+    rng = np.random.default_rng(secrets.randbits(32))
     embedder = default_embedder()
     embedder.embed(["warm the model up"])
     adds, embeds = [], []
