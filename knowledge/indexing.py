@@ -386,6 +386,9 @@ MERGE_AT = 1
 def _queue_merge(collection_id: int) -> None:
     from knowledge.tasks import merge_index
 
+    if not settings.INDEX_MERGE_QUEUE:
+        return
+
     def send() -> None:
         # A merge only saves search time: a broker that is down must not fail the upload
         # whose document is already published; the next index change queues it again.

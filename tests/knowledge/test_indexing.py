@@ -137,6 +137,8 @@ _READER = textwrap.dedent(
     import hashlib, json, sys
     import django
     django.setup()
+    from django.conf import settings
+    settings.INDEX_MERGE_QUEUE = False  # as tests/conftest.py: no merge messages to the broker
     from knowledge.indexing import index_rebuild, index_search
     from knowledge.models import Collection
     from tests.factories import make_chunk, make_document

@@ -205,9 +205,11 @@ def test_an_upload_writes_one_segment_and_a_merge_folds_them_without_changing_an
     assert on_disk == set(_segments(collection))
 
 
-def test_a_merge_is_queued_when_the_segments_pile_up(collection, monkeypatch, django_capture_on_commit_callbacks):
+def test_a_merge_is_queued_when_the_segments_pile_up(collection, monkeypatch, settings,
+                                                     django_capture_on_commit_callbacks):
     from knowledge import tasks
 
+    settings.INDEX_MERGE_QUEUE = True
     queued = []
     monkeypatch.setattr(indexing, "MERGE_AT", 2)
     monkeypatch.setattr(tasks.merge_index, "delay", queued.append)
