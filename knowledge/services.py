@@ -327,10 +327,12 @@ def document_delete(*, document) -> None:
 def collection_reembed(*, collection: Collection, embedder=None) -> int:
     """Switch the collection to another embedding model: embed every chunk with it (through
     the cache), record the model, rebuild the index. Returns the number of chunks."""
+    from django.utils import timezone
+
     from knowledge.embedding_cache import default_embedder, embed_with_cache
     from knowledge.embeddings import cache_key
     from knowledge.ingest import index_after_change
-    from knowledge.models import Chunk
+    from knowledge.models import Chunk, Document
 
     embedder = embedder or default_embedder()
     chunks = list(Chunk.objects.filter(document__collection=collection).only("pk", "text"))
@@ -340,6 +342,8 @@ def collection_reembed(*, collection: Collection, embedder=None) -> int:
             c.embedding_model = embedder.model_id
             c.text_hash = cache_key(embedder.model_id, c.text)
         Chunk.objects.bulk_update(chunks, ["embedding_model", "text_hash"], batch_size=500)
+        # A document's chunk rows change only with its updated_at (the index's signatures).
+        Document.objects.filter(collection=collection).update(updated_at=timezone.now())
         Collection.objects.filter(pk=collection.pk).update(embedding_model=embedder.model_id)
     collection.embedding_model = embedder.model_id
     index_after_change(collection)

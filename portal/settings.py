@@ -136,6 +136,9 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("PORTAL_STATIC_ROOT", str(VAR_DIR / "static")))
 MEDIA_ROOT = Path(env_str("PORTAL_MEDIA_ROOT", str(VAR_DIR / "media")))
 INDEX_ROOT = Path(env_str("PORTAL_INDEX_ROOT", str(VAR_DIR / "index")))
+# After an index change, queue the merge of its segments (knowledge.merge_index, `sweep`
+# queue). Off only in tests (tests/conftest.py).
+INDEX_MERGE_QUEUE = True
 # Threads one search may use on a large index (50k chunks and up): the exact dense product
 # in row blocks, with BM25 beside them. Idle ones sleep, so this is safe under load.
 SEARCH_THREADS = env_int("PORTAL_SEARCH_THREADS", min(4, os.cpu_count() or 1), minimum=1)

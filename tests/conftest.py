@@ -36,6 +36,9 @@ def _isolated_files(settings, tmp_path):
     settings.INDEX_ROOT = tmp_path / "index"
     settings.MEDIA_ROOT.mkdir()
     settings.INDEX_ROOT.mkdir()
+    # An index change queues a background merge; in tests it would land in the checkout's
+    # broker folder, for a collection of the test database (tests that want it set it).
+    settings.INDEX_MERGE_QUEUE = False
 
 
 @pytest.fixture(autouse=True)

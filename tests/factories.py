@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 
+from django.utils import timezone
+
 from knowledge.models import Chunk, Collection, Document
 
 _seq = itertools.count(1)
@@ -36,7 +38,11 @@ def make_chunk(*, document: Document, text: str, **overrides) -> Chunk:
         "embedding_model": "test",
     }
     fields.update(overrides)
-    return Chunk.objects.create(document=document, text=text, **fields)
+    chunk = Chunk.objects.create(document=document, text=text, **fields)
+    # As ingestion does: a document's chunk rows change only with its updated_at (the
+    # index's document signatures, knowledge.indexing._signatures).
+    Document.objects.filter(pk=document.pk).update(updated_at=timezone.now())
+    return chunk
 
 
 def make_run(*, collection: Collection, user, **overrides):

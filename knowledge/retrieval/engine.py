@@ -1,23 +1,28 @@
 """Hybrid search over one loaded index: BM25, dense, their fusion, and an optional rerank.
 
-Pure: takes an IndexData and a query (text plus, when a mode needs it, its vector) and
-returns SearchHit dataclasses. The Django edge (knowledge.indexing) loads the index,
-embeds the query and checks the hits against the database.
+Pure: takes an IndexData (or a SegmentedIndex: several segments searched as one) and a
+query (text plus, when a mode needs it, its vector) and returns SearchHit dataclasses. The
+Django edge (knowledge.indexing) loads the index, embeds the query and checks the hits
+against the database.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from knowledge.retrieval import parallel
-from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, dense_search, search_threads
+from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, search_threads
 from knowledge.retrieval.fusion import Fused, Ranked, minmax, pool_size, rrf
 from knowledge.retrieval.rerank import Reranker
 from knowledge.retrieval.store import IndexData
 from knowledge.retrieval.tokenize import query_terms
+
+if TYPE_CHECKING:
+    from knowledge.retrieval.segments import SegmentedIndex
 
 MODES = ("bm25", "dense", "rrf", "minmax")
 DENSE_MODES = ("dense", "rrf", "minmax")
@@ -48,7 +53,7 @@ class HybridSearcher:
     pool: the dense product in row blocks, with BM25 beside them (knowledge.retrieval.parallel).
     """
 
-    def __init__(self, data: IndexData, *, weights: Mapping[str, float] | None = None,
+    def __init__(self, data: IndexData | SegmentedIndex, *, weights: Mapping[str, float] | None = None,
                  alpha: float = 0.7, reference_weight: float = REFERENCE_WEIGHT, threads: int = 1) -> None:
         self.data = data
         self.weights = dict(weights or DEFAULT_WEIGHTS)
@@ -60,8 +65,7 @@ class HybridSearcher:
         return Ranked(*self.data.bm25.top(query_terms(query), pool, allowed))
 
     def _dense(self, vector: np.ndarray, pool: int, allowed: np.ndarray | None, threads: int = 1) -> Ranked:
-        return Ranked(*dense_search(self.data.vectors, vector, pool, allowed, threads=threads,
-                                    sq8=self.data.dense_sq8))
+        return Ranked(*self.data.dense_top(vector, pool, allowed, threads))
 
     def candidates(self, query: str, *, query_vector: np.ndarray | None, k: int, mode: str,
                    allowed: np.ndarray | None = None) -> list[Fused]:

@@ -1,17 +1,14 @@
-"""Incremental indexing: a new index version made from the previous one plus what changed.
+"""Folding index segments into one: what the background merge (knowledge.indexing.index_merge) writes.
 
-Adding or deleting one document should not pay for every other document again: their
-chunks need no re-reading, re-tokenising, sentence splitting or embedding-cache lookups.
-So a version is made of parts, each an IndexData over some rows:
-
-- `take(data, rows)`: the given rows of an index (the previous version's unchanged
-  documents), their vectors, sentence vectors and BM25 term counts gathered, not recomputed;
+- `take(data, rows)`: the given rows of a segment (its live rows), their vectors, sentence
+  vectors and BM25 term counts gathered, not recomputed;
 - `concat(parts)`: one index over all the parts' rows in order.
 
 BM25 weights depend on the whole corpus (idf, average length), so `concat` recomputes
 them from the stored term counts (`BM25Index.from_counts`): array work over the postings,
 with the canonical (sorted) vocabulary, so the result is bit-identical to indexing the same
-chunks at once (tests/knowledge/test_indexing_incremental.py).
+chunks at once, and its scores are those a segmented version gives before the merge
+(knowledge.retrieval.segments; tests/knowledge/test_retrieval_segments.py).
 """
 
 from __future__ import annotations
@@ -23,11 +20,6 @@ from scipy import sparse
 
 from knowledge.retrieval.bm25 import BM25Index
 from knowledge.retrieval.store import IndexData
-
-
-def mergeable(data: IndexData) -> bool:
-    """Whether `data` kept what merging needs (an index written before it did is rebuilt)."""
-    return data.bm25.counts is not None and data.bm25.lengths is not None
 
 
 def _gather_ranges(offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

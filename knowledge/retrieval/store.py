@@ -27,6 +27,8 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -35,7 +37,7 @@ import numpy as np
 from scipy import sparse
 
 from knowledge.retrieval.bm25 import BM25Index
-from knowledge.retrieval.dense import SQ8_MIN_ROWS, SQ8Blocks, encode_sq8
+from knowledge.retrieval.dense import SQ8_MIN_ROWS, SQ8Blocks, dense_search, encode_sq8
 
 FORMAT = 1
 
@@ -68,6 +70,11 @@ class IndexData:
             return None
         return SQ8Blocks.build(vectors)
 
+    def dense_top(self, vector: np.ndarray, k: int, allowed: np.ndarray | None = None,
+                  threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """The k best (positions, cosines) of `vector` (dense.dense_search)."""
+        return dense_search(self.vectors, vector, k, allowed, threads=threads, sq8=self.dense_sq8)
+
     @cached_property
     def _documents(self) -> tuple[np.ndarray, np.ndarray]:
         """(distinct document ids, for each row the index of its document among them)."""
@@ -84,12 +91,26 @@ class IndexData:
         return None if keep.all() else keep[row_document]
 
 
-def write_index(data: IndexData, target: Path) -> Path:
-    """Write `data` to `target` atomically (temporary folder + rename). Returns `target`."""
+@contextmanager
+def atomic_folder(target: Path) -> Iterator[Path]:
+    """A temporary sibling folder of `target` to fill; renamed to `target` when the block
+    ends without an error (removed otherwise), so a reader sees all of it or nothing. What
+    is written last inside (the manifest) marks a complete folder."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
+        yield tmp
+        tmp.replace(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def write_index(data: IndexData, target: Path) -> Path:
+    """Write `data` to `target` atomically (temporary folder + rename). Returns `target`."""
+    target = Path(target)
+    with atomic_folder(target) as tmp:
         w = data.bm25.weights.tocsr()
         arrays = {
             "chunk_ids": np.asarray(data.chunk_ids, dtype=np.int64),
@@ -126,10 +147,6 @@ def write_index(data: IndexData, target: Path) -> Path:
         }
         # The manifest goes last: its presence marks a complete folder.
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-        tmp.replace(target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return target
 
 
