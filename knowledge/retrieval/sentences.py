@@ -12,22 +12,29 @@ from __future__ import annotations
 
 import numpy as np
 
+from knowledge.retrieval.segments import SegmentedIndex
 from knowledge.retrieval.store import IndexData
 
 
 def top_sentence_chunks(
-    data: IndexData, query_vector: np.ndarray, k: int, allowed: np.ndarray | None = None
+    data: IndexData | SegmentedIndex, query_vector: np.ndarray, k: int, allowed: np.ndarray | None = None
 ) -> list[tuple[int, float]]:
     """The k chunks (index positions) owning the best-scoring sentences, as (position, cosine
     of its best sentence), best first. `allowed`: boolean mask of the chunk rows that may be
     returned (None: all). Chunks without sentence vectors are never returned."""
-    vectors = np.asarray(data.sent_vectors)
-    if k <= 0 or not len(vectors):
+    offsets = np.asarray(data.sent_offsets)
+    if k <= 0 or not int(offsets[-1]):
         return []
+    # A version of several segments (knowledge.retrieval.segments) reads its rows as one; its
+    # deleted rows are never returned.
+    if isinstance(data, SegmentedIndex):
+        vectors = data.sent_vectors[np.arange(int(offsets[-1]))]
+        allowed = data.live if allowed is None else np.asarray(allowed, dtype=bool) & data.live
+    else:
+        vectors = np.asarray(data.sent_vectors)
     sims = vectors @ np.asarray(query_vector, dtype=vectors.dtype)
     # The rows are in chunk order, so each chunk's best is one reduceat over the starts of the
     # chunks that own rows (an empty chunk's start is the next one's).
-    offsets = np.asarray(data.sent_offsets)
     starts = offsets[:-1]
     owning = offsets[1:] > starts
     best = np.full(data.size, -np.inf, dtype=np.float64)

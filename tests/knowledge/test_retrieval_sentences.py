@@ -40,3 +40,18 @@ def test_it_keeps_to_the_allowed_rows_and_to_k():
     allowed = np.array([False, True, True])
     assert [pos for pos, _ in top_sentence_chunks(data, query, k=5, allowed=allowed)] == [1, 2]
     assert top_sentence_chunks(data, query, k=0) == []
+
+
+def test_a_version_of_several_segments_is_searched_as_one_without_its_deleted_rows():
+    from knowledge.retrieval.segments import SegmentedIndex
+
+    first = _index([[[1, 0]], [[0.9, 0.1], [0, 1]]])
+    second = _index([[[0.95, 0.05]], [[0.5, 0.5]]])
+    query = np.array([1.0, 0.0])
+
+    whole = SegmentedIndex([first, second], np.zeros(4, dtype=bool), {})
+    assert [pos for pos, _ in top_sentence_chunks(whole, query, k=4)] == [0, 2, 1, 3]
+    # Row 0 deleted (its document re-ingested into the second segment): never found.
+    masked = SegmentedIndex([first, second], np.array([True, False, False, False]), {})
+    assert [pos for pos, _ in top_sentence_chunks(masked, query, k=4)] == [2, 1, 3]
+    assert [pos for pos, _ in top_sentence_chunks(masked, query, k=4, allowed=np.array([1, 1, 0, 1], bool))] == [1, 3]
