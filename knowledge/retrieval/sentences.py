@@ -27,12 +27,13 @@ def top_sentence_chunks(
         return []
     # A version of several segments (knowledge.retrieval.segments) reads its rows as one; its
     # deleted rows are never returned.
+    query = np.asarray(query_vector, dtype=np.float32)
     if isinstance(data, SegmentedIndex):
-        vectors = data.sent_vectors[np.arange(int(offsets[-1]))]
+        # Segment by segment (their rows in order are the version's rows), never copied.
+        sims = np.concatenate([np.asarray(seg.sent_vectors) @ query for seg in data.segments])
         allowed = data.live if allowed is None else np.asarray(allowed, dtype=bool) & data.live
     else:
-        vectors = np.asarray(data.sent_vectors)
-    sims = vectors @ np.asarray(query_vector, dtype=vectors.dtype)
+        sims = np.asarray(data.sent_vectors) @ query
     # The rows are in chunk order, so each chunk's best is one reduceat over the starts of the
     # chunks that own rows (an empty chunk's start is the next one's).
     starts = offsets[:-1]
