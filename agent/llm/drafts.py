@@ -5,7 +5,8 @@ that carries the audit call's draft to the generator (agent.llm.roles)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from agent import prompts
 from agent.llm.candidates import Candidate
@@ -16,6 +17,7 @@ from agent.types import (
     DraftSentence,
     FactAudit,
     Outcome,
+    Plan,
     PremiseCheck,
     QuoteRef,
     Source,
@@ -45,8 +47,30 @@ def _draft_sentences(claims: Sequence[ClaimOut], by_number: dict[int, Candidate]
     return out
 
 
+def local_answer_quotes(question: str, needs: Sequence[str], sources: Sequence[Source], *,
+                        embed: Any = None) -> set[str]:
+    """The sentences (normalised) the local auditor would take as answering one of the needs:
+    among its candidates (answer type, anchors, eligibility), those whose need probability, were
+    each the need's best sentence, clears its calibrated `need_min` (agent.local.sufficiency):
+    what the extractive backend would answer with, or refuse without."""
+    from agent.local import sufficiency
+    from agent.local.auditor import LocalAuditor
+
+    auditor = LocalAuditor(embed=embed)
+    p = auditor.params
+    plan = Plan(facts=list(needs), sub_queries=[question])
+    out: set[str] = set()
+    for per_need in auditor.rank_sentences(question, plan, list(sources)):
+        for quote, _chunk, answers, x in per_need:
+            alone = sufficiency.features([(answers, x)])
+            if p.need_weights and sufficiency.probability(alone, p.need_weights, p.need_bias) >= p.need_min:
+                out.add(normalise(quote))
+    return out
+
+
 def quote_when_unsupported(sentences: Sequence[DraftSentence], sources: Sequence[Source], *, question: str,
-                           outcome: Outcome, verifier: CitationVerifier | None = None,
+                           outcome: Outcome, may_answer: Callable[[], set[str]],
+                           verifier: CitationVerifier | None = None,
                            ) -> tuple[list[DraftSentence], list[str]]:
     """Each model-written sentence the verifier would drop, replaced by the sentence it cites;
     with a note per replacement.
@@ -56,21 +80,27 @@ def quote_when_unsupported(sentences: Sequence[DraftSentence], sources: Sequence
     the cited sentence itself, verbatim, is then the answer sentence (as the extractive backend
     writes it), and the verifier checks it like any other: an ineligible quote (a heading, a
     lead-in, markup), a sentence off the question (agent.verify.relevance) or one already used
-    is dropped there, as it would be from an extractive answer. The model only chose among the
-    answer-eligible sentences the local scorer showed it (agent.llm.candidates).
+    is dropped there, as it would be from an extractive answer. The model's choice alone is not
+    enough: the sentence must also be one the local auditor takes as answering a need
+    (`may_answer`, computed once and only when needed; `local_answer_quotes`). Without that gate
+    the 0.5B model answered 2 of 2 out-of-scope held-out questions with on-topic sentences that
+    answer nothing (docs/benchmarks.md).
     """
     verifier = verifier or CitationVerifier()
     out: list[DraftSentence] = []
     notes: list[str] = []
     used: set[str] = set()
+    answerable: set[str] | None = None
     for sentence in sentences:
         checked = verifier.verify(Draft(outcome=outcome, sentences=[sentence]), list(sources), question=question)
         if any(s.citations for s in checked.sentences):
             out.append(sentence)
             used.update(normalise(e.text) for e in sentence.evidence)
             continue
+        if answerable is None:
+            answerable = may_answer()
         spans = sentence.evidence or [QuoteRef(source=n, text=sentence.quote) for n in sentence.citations]
-        quote = next((e for e in spans if e.text and normalise(e.text) not in used), None)
+        quote = next((e for e in spans if normalise(e.text) in answerable and normalise(e.text) not in used), None)
         if quote is None:
             out.append(sentence)
             continue

@@ -50,6 +50,7 @@ from agent.llm.drafts import (
     _draft_sentences,
     _extractive,
     _with_correction,
+    local_answer_quotes,
     quote_when_unsupported,
     refusal_draft,
 )
@@ -300,8 +301,10 @@ class LLMGenerator:
                 sentences = _extractive(audit.facts, sources)
         notes: list[str] = []
         if outcome in (Outcome.ANSWER, Outcome.PARTIAL):
-            sentences, notes = quote_when_unsupported(sentences, sources, question=question, outcome=outcome,
-                                                      verifier=CitationVerifier(embed=self.embed))
+            needs = [f.fact for f in audit.facts] if audit is not None and audit.facts else [question]
+            sentences, notes = quote_when_unsupported(
+                sentences, sources, question=question, outcome=outcome, verifier=CitationVerifier(embed=self.embed),
+                may_answer=lambda: local_answer_quotes(question, needs, sources, embed=self.embed))
         # The audit decides the outcome, not the generator: it cannot talk its way out of
         # a partial answer or into a premise correction the evidence did not show.
         missing = ""

@@ -367,8 +367,25 @@ def test_a_sentence_citing_only_a_heading_is_not_rescued(corpus):
                            evidence=[QuoteRef(source=heading, text="5.4 Regularization")])]
 
     from agent.llm.drafts import quote_when_unsupported
+    from agent.verify import normalise
 
-    out, _ = quote_when_unsupported(draft, sources, question=COMPARE, outcome=Outcome.ANSWER)
+    # Even with a local gate that let the heading through, the verifier drops it.
+    out, _ = quote_when_unsupported(draft, sources, question=COMPARE, outcome=Outcome.ANSWER,
+                                    may_answer=lambda: {normalise("5.4 Regularization")})
     answer = CitationVerifier().verify(Draft(outcome=Outcome.ANSWER, sentences=out), sources, question=COMPARE)
 
     assert answer.outcome == Outcome.REFUSAL and not answer.citations
+
+
+@pytest.mark.parametrize("config", ["agentic", "hybrid"])
+def test_a_sentence_the_local_auditor_would_not_answer_with_is_not_put_in_its_place(attention, fake_openai, config):
+    collection, user = attention
+    # Out of scope for this paper (it is not about BERT): the model cites the on-topic sentence
+    # about heads anyway and words a claim. Verbatim, that sentence would answer nothing.
+    question = "How many attention heads does BERT-large use?"
+    fake_openai.responder = _small_model(["BERT-large uses 16 attention heads."], premise_on=None, cite=("h = 8",))
+
+    run = _run(collection, user, question, config)
+
+    assert "h = 8" not in run.answer and "16" not in run.answer, run.answer
+    assert run.outcome in (Outcome.REFUSAL, Outcome.PARTIAL), run.answer
