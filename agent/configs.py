@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class RunConfig:
     name: str
-    retrieval_mode: str = "rrf"  # knowledge.indexing.index_search mode: bm25 / dense / rrf / minmax
+    retrieval_mode: str = "rrf"  # knowledge.indexing.search.index_search mode: bm25 / dense / rrf / minmax
     rerank: str | None = None  # None / "sentence" / "llm"
     top_k: int = 5  # chunks kept per (sub-)query
     plan: bool = False  # decompose into sub-queries (else the question is the one query)

@@ -1,4 +1,4 @@
-"""The Retriever the loop uses in the portal: knowledge.indexing.index_search over one collection."""
+"""The Retriever the loop uses in the portal: knowledge.indexing.search.index_search over one collection."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class CollectionRetriever:
         return not connection.in_atomic_block
 
     def retrieve(self, query: str, *, k: int) -> list[Source]:
-        from knowledge.indexing import index_search
+        from knowledge.indexing.search import index_search
 
         hits = index_search(collection=self.collection, query=query, k=k, mode=self.mode, rerank=self.rerank,
                             llm_scorer=self._llm_scorer)
@@ -53,7 +53,7 @@ class CollectionRetriever:
     def retrieve_sentences(self, query: str, *, k: int) -> list[Source]:
         """The k chunks whose best sentence is closest to the query (knowledge.indexing.
         index_sentence_search): a chunk one sentence of which answers, among many that do not."""
-        from knowledge.indexing import index_sentence_search
+        from knowledge.indexing.search import index_sentence_search
 
         return _sources(index_sentence_search(collection=self.collection, query=query, k=k), query)
 

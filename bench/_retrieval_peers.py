@@ -92,12 +92,13 @@ def _has(module: str) -> bool:
 def dense_peers(label: str, vectors: np.ndarray, qvecs: np.ndarray, k: int = 10) -> list[dict]:
     """Ours (SQ8 or float32 first stage + exact rescoring), numpy's full product, faiss peers.
 
-    recall@10 is against the exact top 10 (every row rescored as dense.exact_scores does).
+    recall@10 is against the exact top 10 (every row rescored as dense_exact.exact_scores does).
     Every variant runs on each query in turn, so load bursts hit them alike.
     """
     import faiss
 
-    from knowledge.retrieval.dense import SQ8Blocks, _exact_all
+    from knowledge.retrieval.dense_exact import _exact_all
+    from knowledge.retrieval.dense_sq8 import SQ8Blocks
 
     n, dim = vectors.shape
     variants: dict[str, dict] = {}

@@ -34,7 +34,7 @@ MODES = ("bm25", "dense", "rrf", "minmax", "rrf+sentence")
 def found(collection, question: dict, mode: str, k: int, chunks: dict[int, str]) -> list[int | None]:
     """Per required span: the best rank (1-based) of a chunk holding it among a k-search's hits."""
     from agent.benchmark import normalise, span_in_text
-    from knowledge.indexing import index_search
+    from knowledge.indexing.search import index_search
 
     base, _, rerank = mode.partition("+")
     hits = index_search(collection=collection, query=question["question"], k=k, mode=base, rerank=rerank or None)

@@ -71,7 +71,7 @@ def _collection(n: int):
 
 
 def measure(collection, reps: int) -> dict:
-    from knowledge.indexing import index_rebuild
+    from knowledge.indexing.build import index_rebuild
     from knowledge.models import Chunk, Document
 
     docs = Document.objects.filter(collection=collection).order_by("original_name")
@@ -136,8 +136,10 @@ def _synthetic_collection(n: int, rng):
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
 
-    from knowledge import indexing, services
+    from knowledge import services
     from knowledge.embedding_cache import default_embedder
+    from knowledge.indexing import merge, versions
+    from knowledge.indexing import rows as index_rows
     from knowledge.models import Chunk, Collection, Document
     from knowledge.retrieval.bm25 import BM25Index
     from knowledge.retrieval.dense import l2_normalize
@@ -149,13 +151,13 @@ def _synthetic_collection(n: int, rng):
     if kept is not None:
         # A kept database (--keep): start again from one segment, its manifest stamped by
         # this checkout (builder, document signatures), as a full build would stamp it.
-        indexing.index_merge(collection=kept)
+        merge.index_merge(collection=kept)
         kept.refresh_from_db()
-        root = indexing.collection_index_dir(kept.pk)
+        root = versions.collection_index_dir(kept.pk)
         manifest = json.loads((root / str(kept.index_version) / "manifest.json").read_text())
         deleted = np.load(root / str(kept.index_version) / "deleted.npy")
-        meta = {**indexing._meta(kept.pk, default_embedder()),
-                "documents": indexing._signatures(indexing._included_documents(kept.pk, ()))}
+        meta = {**index_rows.index_meta(kept.pk, default_embedder()),
+                "documents": index_rows.signatures(index_rows.included_documents(kept.pk, ()))}
         write_version(root / str(kept.index_version + 1), segments=manifest["segments"], deleted=deleted,
                       meta={**meta, "version": kept.index_version + 1})
         Collection.objects.filter(pk=kept.pk).update(index_version=kept.index_version + 1)
@@ -179,7 +181,7 @@ def _synthetic_collection(n: int, rng):
              for i, text in enumerate(texts)])
     print(f"  {n} chunk rows written in {time.perf_counter() - t:.1f} s", flush=True)
     t = time.perf_counter()
-    chunks = indexing._included(collection.pk, ())
+    chunks = index_rows.included_chunks(collection.pk, ())
     rows = list(chunks.values_list("id", "document_id"))
 
     vocab: dict[str, int] = {}
@@ -198,9 +200,9 @@ def _synthetic_collection(n: int, rng):
         meta={},
     )
     del term_ids, vectors
-    meta = {**indexing._meta(collection.pk, default_embedder()),
-            "documents": indexing._signatures(indexing._included_documents(collection.pk, ()))}
-    root = indexing.collection_index_dir(collection.pk)
+    meta = {**index_rows.index_meta(collection.pk, default_embedder()),
+            "documents": index_rows.signatures(index_rows.included_documents(collection.pk, ()))}
+    root = versions.collection_index_dir(collection.pk)
     write_index(data, segment_dir(root, "0-base"))
     write_version(root / "1", segments=["0-base"], deleted=np.zeros(n, dtype=bool), meta={**meta, "version": 1})
     Collection.objects.filter(pk=collection.pk).update(index_version=1)
@@ -235,7 +237,7 @@ def _add_document(collection, rng, embedder) -> tuple[int, float]:
 def _search_ms(collection, queries: list[str]) -> tuple[list, dict]:
     """(hits per query and mode, p50 ms per mode) through index_search (the loaded version,
     database checks included), and of BM25's top 10 alone ("bm25_top", no database)."""
-    from knowledge.indexing import _searcher, index_search
+    from knowledge.indexing.search import _searcher, index_search
     from knowledge.models import Collection
     from knowledge.retrieval.tokenize import query_terms
 
@@ -257,13 +259,14 @@ def _search_ms(collection, queries: list[str]) -> tuple[list, dict]:
 
 
 def synthetic(n: int, reps: int) -> dict:
-    from knowledge import indexing
     from knowledge.embedding_cache import default_embedder
-    from knowledge.indexing import index_merge, index_rebuild
+    from knowledge.indexing import build
+    from knowledge.indexing.build import index_rebuild
+    from knowledge.indexing.merge import index_merge
     from knowledge.models import Document
 
     # The merge is timed below, not queued to a broker after each change.
-    indexing._queue_merge = lambda collection_id: None
+    build._queue_merge = lambda collection_id: None
     rng = np.random.default_rng(16)
     collection = _synthetic_collection(n, rng)
     # New texts every run: with --keep, the embedding cache holds the earlier runs' ones.

@@ -255,7 +255,7 @@ def _progress_for(job: IngestJob) -> _Progress:
 def index_after_change(collection: Collection, publish: tuple[int, ...] = ()) -> None:
     """Rebuild the collection's retrieval index (knowledge.indexing owns the index); the
     `publish` documents become READY with it."""
-    from knowledge.indexing import index_rebuild
+    from knowledge.indexing.build import index_rebuild
 
     index_rebuild(collection=collection, publish=publish)
 

@@ -298,7 +298,7 @@ def document_update(*, document, title: str | None = None, year: object = _UNCHA
     document.full_clean(exclude=["file", "collection", "uploaded_by"])
     document.save(update_fields=["title", "metadata", "updated_at"])
     if retitled and document.status == document.Status.READY:
-        # BM25 indexes the title with every chunk (knowledge.indexing.bm25_text).
+        # BM25 indexes the title with every chunk (knowledge.indexing.rows.bm25_text).
         from knowledge.ingest import index_after_change
 
         index_after_change(document.collection)

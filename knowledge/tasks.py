@@ -26,12 +26,12 @@ def ingest_document(job_id: int) -> None:
 
 @shared_task(name="knowledge.merge_index", queue="sweep", **_INGEST_LIKE)
 def merge_index(collection_id: int) -> None:
-    """Fold a collection's index segments into one (knowledge.indexing.index_merge), off the
+    """Fold a collection's index segments into one (knowledge.indexing.merge.index_merge), off the
     ingest queue so uploads never wait in line behind it. Safe to deliver twice: a second
     run finds one segment and does nothing; a collection that is gone is skipped."""
     import logging
 
-    from knowledge.indexing import index_merge
+    from knowledge.indexing.merge import index_merge
     from knowledge.models import Collection
 
     collection = Collection.objects.filter(pk=collection_id).first()

@@ -156,7 +156,7 @@ def collection_search(request: HttpRequest, slug: str) -> HttpResponse:
 
     `?fragment=1` returns only the results table, for the search box on the collection page.
     """
-    from knowledge.indexing import index_search
+    from knowledge.indexing.search import index_search
     from knowledge.models import Chunk
 
     collection, _ = selectors.collection_get(user=request.user, slug=slug)

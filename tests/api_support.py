@@ -35,12 +35,6 @@ class ApiWorld:
         return client
 
 
-@pytest.fixture
-def fast_passwords(settings):
-    # Role matrices create many users; PBKDF2 would dominate the run time.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def store_file(content: bytes) -> tuple[str, str]:
     sha = hashlib.sha256(content).hexdigest()
     name = default_storage.save(f"files/{sha[:2]}/{sha}", ContentFile(content))
@@ -48,7 +42,7 @@ def store_file(content: bytes) -> tuple[str, str]:
 
 
 @pytest.fixture
-def api_world(fast_passwords, alice, bob, charlie, django_user_model, collection) -> ApiWorld:
+def api_world(alice, bob, charlie, django_user_model, collection) -> ApiWorld:
     """alice owner, erin editor, rita reviewer, bob viewer, charlie outsider."""
     from agent.models import Citation, Run
     from agent.types import Outcome

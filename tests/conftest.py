@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-# API fixtures (a user per role on one collection): api_world, fast_passwords.
+# API fixtures (a user per role on one collection): api_world.
 pytest_plugins = ["tests.api_support"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +39,20 @@ def _isolated_files(settings, tmp_path):
     # An index change queues a background merge; in tests it would land in the checkout's
     # broker folder, for a collection of the test database (tests that want it set it).
     settings.INDEX_MERGE_QUEUE = False
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings):
+    """MD5 instead of PBKDF2 for the passwords tests set and check (Django's advice for tests).
+
+    PBKDF2's 1,000,000 rounds cost a quarter of a CPU second per hash, and nearly every test
+    makes alice and bob and logs one of them in: that was a large share of the suite's time.
+    No test is about the hash; PBKDF2 stays second, so a password hashed before this fixture
+    ran (a module-scoped fixture) is still checked."""
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    ]
 
 
 @pytest.fixture(autouse=True)

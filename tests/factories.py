@@ -40,7 +40,7 @@ def make_chunk(*, document: Document, text: str, **overrides) -> Chunk:
     fields.update(overrides)
     chunk = Chunk.objects.create(document=document, text=text, **fields)
     # As ingestion does: a document's chunk rows change only with its updated_at (the
-    # index's document signatures, knowledge.indexing._signatures).
+    # index's document signatures, knowledge.indexing.rows.signatures).
     Document.objects.filter(pk=document.pk).update(updated_at=timezone.now())
     return chunk
 

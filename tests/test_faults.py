@@ -49,7 +49,7 @@ def _assert_clean_chunks(document: Document) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_ingestion_survives_kill_9_of_its_worker(celery_worker_process, collection, alice):
     from knowledge import services
-    from knowledge.indexing import index_search
+    from knowledge.indexing.search import index_search
 
     reference_chunks = None
     killed_mid_way = 0

@@ -107,7 +107,7 @@ class SearchApi(APIView):
 
     @staticmethod
     def _search(collection: Collection, params: dict[str, Any]) -> list:
-        from knowledge.indexing import index_search
+        from knowledge.indexing.search import index_search
 
         return index_search(
             collection=collection,

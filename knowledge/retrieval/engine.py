@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from knowledge.retrieval import parallel
-from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, search_threads
+from knowledge.retrieval.dense import search_threads
+from knowledge.retrieval.dense_exact import PARALLEL_MIN_ROWS
 from knowledge.retrieval.fusion import Fused, Ranked, minmax, pool_size, rrf
 from knowledge.retrieval.rerank import Reranker
 from knowledge.retrieval.store import IndexData

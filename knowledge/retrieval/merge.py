@@ -1,4 +1,4 @@
-"""Folding index segments into one: what the background merge (knowledge.indexing.index_merge) writes.
+"""Folding index segments into one: what the background merge (knowledge.indexing.merge) writes.
 
 - `take(data, rows)`: the given rows of a segment (its live rows), their vectors, sentence
   vectors and BM25 term counts gathered, not recomputed;

@@ -13,7 +13,7 @@
                                  BM25Index.top (both optional: an index written without them
                                  makes them in memory on first search)
     <dir>/vectors.npy            float32 (n_chunks, dim), L2-normalised
-    <dir>/sq8_{trained,codes,error}.npy   from dense.SQ8_MIN_ROWS chunks up: the 8-bit copy of
+    <dir>/sq8_{trained,codes,error}.npy   from dense_sq8.SQ8_MIN_ROWS chunks up: the 8-bit copy of
                                  the vectors (faiss quantiser, uint8 codes, per-dimension error)
     <dir>/sent_vectors.npy       float32 (n_sentences, dim), sentences of every chunk in order
     <dir>/sent_offsets.npy       int64 (n_chunks + 1): chunk i owns rows offsets[i]:offsets[i+1]
@@ -37,7 +37,8 @@ import numpy as np
 from scipy import sparse
 
 from knowledge.retrieval.bm25 import BM25Index
-from knowledge.retrieval.dense import SQ8_MIN_ROWS, SQ8Blocks, dense_search, encode_sq8
+from knowledge.retrieval.dense import dense_search
+from knowledge.retrieval.dense_sq8 import SQ8_MIN_ROWS, SQ8Blocks, encode_sq8
 
 FORMAT = 1
 

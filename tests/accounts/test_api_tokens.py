@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from accounts.api_auth import api_token_create, hash_token
 from accounts.models import ApiToken
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
+pytestmark = pytest.mark.django_db
 
 
 def _token_in(html: str) -> str:

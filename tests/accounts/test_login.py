@@ -133,7 +133,7 @@ def test_behind_a_trusted_proxy_each_client_address_has_its_own_lock(client, ali
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_wrong_passwords_get_at_most_the_limit_of_answers(fast_passwords, alice, settings):
+def test_concurrent_wrong_passwords_get_at_most_the_limit_of_answers(alice, settings):
     """40 simultaneous guesses: only LOGIN_MAX_FAILURES of them may reach the password check."""
     from concurrent.futures import ThreadPoolExecutor
 

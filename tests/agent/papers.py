@@ -32,7 +32,7 @@ def page_windows(text: str, words: int = 150, stride: int = 120) -> list[str]:
 def build(collection, papers_dir: Path) -> dict[str, object]:
     from pypdf import PdfReader
 
-    from knowledge.indexing import index_rebuild
+    from knowledge.indexing.build import index_rebuild
     from tests.factories import make_chunk, make_document
 
     docs = {}
@@ -73,7 +73,7 @@ def _build_pages(name: str, docs: list[tuple[str, str, list[int]]], index_root: 
     from pypdf import PdfReader
 
     from knowledge import services as knowledge
-    from knowledge.indexing import index_rebuild
+    from knowledge.indexing.build import index_rebuild
     from tests.conftest import paper
     from tests.factories import make_chunk, make_document
 

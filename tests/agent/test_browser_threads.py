@@ -32,7 +32,7 @@ def _no_broker(monkeypatch):
 
 
 def _index(collection, title: str, text: str) -> None:
-    from knowledge.indexing import index_rebuild
+    from knowledge.indexing.build import index_rebuild
     from tests.factories import make_chunk, make_document
 
     document = make_document(collection=collection, title=title, original_name=f"{title}.pdf")

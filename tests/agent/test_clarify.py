@@ -9,7 +9,7 @@ from django.urls import reverse
 from agent import services, tasks
 from agent.models import Run
 from agent.types import Outcome
-from knowledge.indexing import index_rebuild
+from knowledge.indexing.build import index_rebuild
 from tests.factories import make_chunk, make_document
 
 pytestmark = pytest.mark.django_db

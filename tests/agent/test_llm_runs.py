@@ -49,7 +49,7 @@ def _new_run(collection, alice, question: str = "What kind of ranking function i
 )
 def test_a_failing_llm_ends_the_run_failed_with_the_reason(openai_settings, fake_openai, collection, alice, chunks,
                                                            replies, reason):
-    from knowledge.indexing import index_rebuild
+    from knowledge.indexing.build import index_rebuild
 
     # Evidence to read, so the run asks the model (with nothing retrieved it would not).
     index_rebuild(collection=collection)

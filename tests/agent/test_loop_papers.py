@@ -110,7 +110,7 @@ def test_it_plans_a_comparison_into_one_sub_query_per_side(papers_collection):
 
 
 def test_a_chunk_that_gives_instructions_changes_nothing(papers_collection):
-    from knowledge.indexing import index_rebuild
+    from knowledge.indexing.build import index_rebuild
     from tests.factories import make_chunk, make_document
 
     collection, _ = papers_collection

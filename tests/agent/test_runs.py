@@ -14,7 +14,7 @@ from agent.loop import AgentLoop
 from agent.models import Citation, Run, RunStep
 from agent.steps import STEP_MODELS, STEP_SCHEMA_VERSION
 from agent.types import Outcome, Source
-from knowledge.indexing import index_rebuild
+from knowledge.indexing.build import index_rebuild
 from tests.factories import make_chunk, make_document
 
 pytestmark = pytest.mark.django_db

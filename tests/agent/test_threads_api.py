@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from agent import services
 from agent.models import Run, Thread
 from knowledge import services as knowledge_services
-from knowledge.indexing import index_rebuild
+from knowledge.indexing.build import index_rebuild
 from knowledge.models import Role
 from tests.factories import make_chunk, make_document
 

@@ -311,7 +311,7 @@ def test_charlie_gets_404_for_the_search_of_a_collection_he_is_not_in(client, co
 
 
 def test_quick_search_shows_the_fused_ranking_with_each_retriever_rank(client, collection, bob, password):
-    from knowledge.indexing import index_rebuild
+    from knowledge.indexing.build import index_rebuild
 
     document = make_document(collection=collection, title="Okapi at TREC", media_type="application/pdf")
     make_chunk(document=document, text=CHUNK_TEXT, section_title="2 Method", page_start=4)

@@ -10,7 +10,7 @@ from accounts.services import team_create, team_member_add
 from knowledge import services
 from knowledge.models import Collection, Membership, Role
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -10,7 +10,9 @@ import textwrap
 import pytest
 
 from knowledge import services
-from knowledge.indexing import collection_index_dir, index_rebuild, index_search
+from knowledge.indexing.build import index_rebuild
+from knowledge.indexing.search import index_search
+from knowledge.indexing.versions import collection_index_dir
 from knowledge.models import Collection, Document
 from tests.conftest import ROOT
 from tests.factories import make_chunk, make_document
@@ -139,7 +141,8 @@ _READER = textwrap.dedent(
     django.setup()
     from django.conf import settings
     settings.INDEX_MERGE_QUEUE = False  # as tests/conftest.py: no merge messages to the broker
-    from knowledge.indexing import index_rebuild, index_search
+    from knowledge.indexing.build import index_rebuild
+    from knowledge.indexing.search import index_search
     from knowledge.models import Collection
     from tests.factories import make_chunk, make_document
     # One long-lived process, like a Celery worker: it loads the index once and keeps it.

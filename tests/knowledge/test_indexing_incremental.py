@@ -7,8 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from knowledge import indexing, services
-from knowledge.indexing import collection_index_dir, index_rebuild
+from knowledge import services
+from knowledge.indexing import build, rows, search
+from knowledge.indexing.build import index_rebuild
+from knowledge.indexing.merge import index_merge
+from knowledge.indexing.versions import collection_index_dir
 from knowledge.models import Collection
 from knowledge.retrieval.engine import HybridSearcher
 from knowledge.retrieval.segments import SegmentedIndex, read_version, segment_dir
@@ -75,10 +78,10 @@ def _assert_same_as_full(collection):
     """The version on disk holds the rows of a full build of the same chunks, and every search
     scores every chunk as the full build does, to the last bit."""
     incremental = _current(collection)
-    full = indexing._build(collection.pk)
+    full = build._build(collection.pk)
     assert _rows_by_chunk(incremental) == _rows_by_chunk(full)
     assert incremental.meta["documents"] == full.meta["documents"]
-    embedder = indexing._query_vector
+    embedder = search._query_vector
     for query in QUERIES:
         vector = embedder(incremental.meta["embedding_model"], query)
         tokens = query_terms(query)
@@ -94,13 +97,13 @@ def _assert_same_as_full(collection):
 def made(monkeypatch):
     """The chunk texts whose rows an index build made (split into sentences) since the last reset."""
     texts: list[str] = []
-    split = indexing._split_sentences
+    split = rows._split_sentences
 
     def recording(text):
         texts.append(text)
         return split(text)
 
-    monkeypatch.setattr(indexing, "_split_sentences", recording)
+    monkeypatch.setattr(rows, "_split_sentences", recording)
     return texts
 
 
@@ -158,7 +161,7 @@ def _searches(collection) -> list:
     data = _current(collection)
     out = []
     for query in QUERIES:
-        vector = indexing._query_vector(data.meta["embedding_model"], query)
+        vector = search._query_vector(data.meta["embedding_model"], query)
         for mode in ("bm25", "dense", "rrf", "minmax"):
             hits = HybridSearcher(data).search(query, query_vector=vector, k=5, mode=mode)
             out.append([(h.chunk_id, h.score, h.ranks) for h in hits])
@@ -189,7 +192,7 @@ def test_an_upload_writes_one_segment_and_a_merge_folds_them_without_changing_an
     _assert_same_as_full(collection)
 
     before = _searches(collection)
-    version = indexing.index_merge(collection=collection)
+    version = index_merge(collection=collection)
     assert version == Collection.objects.get(pk=collection.pk).index_version
     assert len(_segments(collection)) == 1 and not isinstance(_current(collection), SegmentedIndex)
     assert _searches(collection) == before
@@ -200,7 +203,7 @@ def test_an_upload_writes_one_segment_and_a_merge_folds_them_without_changing_an
     index_rebuild(collection=collection)
     on_disk = {p.name for p in (collection_index_dir(collection.pk) / "segments").iterdir()}
     assert on_disk > set(_segments(collection))
-    assert indexing.index_merge(collection=collection) is None
+    assert index_merge(collection=collection) is None
     on_disk = {p.name for p in (collection_index_dir(collection.pk) / "segments").iterdir()}
     assert on_disk == set(_segments(collection))
 
@@ -211,7 +214,7 @@ def test_a_merge_is_queued_when_the_segments_pile_up(collection, monkeypatch, se
 
     settings.INDEX_MERGE_QUEUE = True
     queued = []
-    monkeypatch.setattr(indexing, "MERGE_AT", 2)
+    monkeypatch.setattr(build, "MERGE_AT", 2)
     monkeypatch.setattr(tasks.merge_index, "delay", queued.append)
     for i in range(3):
         _add(collection, f"Paper {i}", [("Body", f"Paper number {i} is about topic{i}.")])
@@ -241,11 +244,11 @@ def test_uploads_and_deletions_during_a_merge_are_kept(collection, monkeypatch):
         return concat(parts, meta)
 
     monkeypatch.setattr(merge, "concat", meanwhile)
-    assert indexing.index_merge(collection=collection) is not None
+    assert index_merge(collection=collection) is not None
     assert len(_segments(collection)) == 2  # the merged one, then the upload's
     _assert_same_as_full(collection)
     monkeypatch.setattr(merge, "concat", concat)
-    assert indexing.index_merge(collection=collection) is not None
+    assert index_merge(collection=collection) is not None
     assert len(_segments(collection)) == 1
     _assert_same_as_full(collection)
 
@@ -263,11 +266,11 @@ def test_a_merge_is_dropped_when_another_replaced_its_segments(collection, monke
     def meanwhile(parts, meta):
         if not inner:
             inner.append(None)  # the inner merge builds with the plain concat
-            inner[0] = indexing.index_merge(collection=collection)
+            inner[0] = index_merge(collection=collection)
         return concat(parts, meta)
 
     monkeypatch.setattr(merge, "concat", meanwhile)
-    assert indexing.index_merge(collection=collection) is None
+    assert index_merge(collection=collection) is None
     assert inner[0] is not None and len(_segments(collection)) == 1
     assert not list((collection_index_dir(collection.pk) / "merging").iterdir())
     _assert_same_as_full(collection)

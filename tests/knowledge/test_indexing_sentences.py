@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.indexing import index_rebuild, index_sentence_search
+from knowledge.indexing.build import index_rebuild
+from knowledge.indexing.search import index_sentence_search
 from knowledge.models import Document
 from tests.factories import make_chunk, make_document
 

@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from knowledge.indexing import index_rebuild
+from knowledge.indexing.build import index_rebuild
 from knowledge.retrieval.beir import mrr_at, ndcg_at, recall_at
 from tests.factories import make_chunk, make_document
 

@@ -14,9 +14,11 @@ import re
 import numpy as np
 import pytest
 
-from knowledge.retrieval import dense
+from knowledge.retrieval import dense, dense_exact, dense_sq8
 from knowledge.retrieval.bm25 import BM25Index
-from knowledge.retrieval.dense import SQ8_MIN_ROWS, SQ8Blocks, _exact_all, dense_search, l2_normalize
+from knowledge.retrieval.dense import dense_search, l2_normalize
+from knowledge.retrieval.dense_exact import _exact_all
+from knowledge.retrieval.dense_sq8 import SQ8_MIN_ROWS, SQ8Blocks
 from knowledge.retrieval.store import IndexData, read_index, write_index
 from tests.conftest import shared_path
 from tests.knowledge.paper_chunks import paper_chunks
@@ -159,12 +161,12 @@ def test_a_boundary_of_near_ties_widens_the_candidates_instead_of_guessing(monke
     matrix = l2_normalize(base + rng.standard_normal((4_000, 64), dtype=np.float32) * 1e-4)
     matrix[:3600] = l2_normalize(rng.standard_normal((3600, 64), dtype=np.float32))
     rescored: list[int] = []
-    scores_of = dense.exact_scores
+    scores_of = dense_exact.exact_scores
     monkeypatch.setattr(
-        dense, "exact_scores", lambda m, rows, q: rescored.append(len(rows)) or scores_of(m, rows, q)
+        dense_sq8, "exact_scores", lambda m, rows, q: rescored.append(len(rows)) or scores_of(m, rows, q)
     )
-    for name in ("_numpy_block", "_flat_block", "_exact_all"):
-        monkeypatch.setattr(dense, name, lambda *args: pytest.fail("a float32 scan ran"))
+    for module, name in ((dense, "_numpy_block"), (dense, "_flat_block"), (dense_exact, "_exact_all")):
+        monkeypatch.setattr(module, name, lambda *args: pytest.fail("a float32 scan ran"))
     positions, scores = dense_search(matrix, base, 5, sq8=SQ8Blocks.build(matrix))
     monkeypatch.undo()
     expected = _exact_all(matrix, base, 5, None)

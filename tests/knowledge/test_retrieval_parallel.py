@@ -14,7 +14,8 @@ import pytest
 
 from knowledge.retrieval import dense, engine, parallel
 from knowledge.retrieval.bm25 import BM25Index
-from knowledge.retrieval.dense import PARALLEL_MIN_ROWS, dense_search, l2_normalize
+from knowledge.retrieval.dense import dense_search, l2_normalize
+from knowledge.retrieval.dense_exact import PARALLEL_MIN_ROWS
 from knowledge.retrieval.engine import HybridSearcher
 from knowledge.retrieval.store import IndexData
 

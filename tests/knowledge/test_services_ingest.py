@@ -251,7 +251,7 @@ def test_running_a_job_twice_does_nothing_the_second_time(collection, alice):
 
 
 def test_delete_removes_chunks_file_and_index_entries(collection, alice, settings):
-    from knowledge.indexing import index_search
+    from knowledge.indexing.search import index_search
 
     document, _ = _upload(collection, alice, "a.pdf", _pdf(PAGES))
     _run_latest(document)

@@ -99,7 +99,7 @@ class Command(BaseCommand):
             configs += [Config("rrf+sentence", "rrf", SentenceReranker(beta=beta)),
                         Config("minmax+sentence", "minmax", SentenceReranker(beta=beta))]
         if opts["llm"]:
-            from knowledge.indexing import default_llm_scorer
+            from knowledge.indexing.search import default_llm_scorer
             from knowledge.retrieval.rerank import LLMReranker
 
             grader = default_llm_scorer()

@@ -33,7 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
-        from knowledge.indexing import index_search
+        from knowledge.indexing.search import index_search
         from knowledge.models import Chunk, Collection
 
         collection = Collection.objects.filter(slug=opts["collection"]).first()
