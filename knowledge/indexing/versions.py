@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from knowledge.indexing.rows import signatures
 from knowledge.models import Collection, Document
 from knowledge.retrieval.store import IndexData, write_index
 
@@ -49,12 +50,19 @@ def commit_version(collection: Collection, root: Path, current: int, *, segments
     # A folder with this number can only be left over from a database that was reset
     # (no reader can know the number yet): replace it.
     shutil.rmtree(root / str(new), ignore_errors=True)
-    write_version(root / str(new), segments=segments, deleted=deleted, meta={**meta, "version": new})
     with transaction.atomic():
-        Collection.objects.filter(pk=collection.pk).update(index_version=F("index_version") + 1)
         if publish:
-            Document.objects.filter(pk__in=list(publish), status=Document.Status.PROCESSING).update(
+            published = Document.objects.filter(pk__in=list(publish))
+            published.filter(status=Document.Status.PROCESSING).update(
                 status=Document.Status.READY, updated_at=timezone.now())
+            # Publishing moves the documents' updated_at, so their signatures change with it:
+            # the version records the new ones, or the next upload would take them for changed
+            # documents and make their rows again.
+            meta = {**meta, "documents": {**meta["documents"], **signatures(published)}}
+        # Written inside the transaction: if writing fails, nothing is published; if the
+        # commit fails, the folder is a leftover the next writer replaces (above).
+        write_version(root / str(new), segments=segments, deleted=deleted, meta={**meta, "version": new})
+        Collection.objects.filter(pk=collection.pk).update(index_version=F("index_version") + 1)
     collection.index_version = new
     for old in root.iterdir():
         if old.is_dir() and ((old.name.isdigit() and int(old.name) < current) or old.name.startswith(".")):

@@ -291,3 +291,22 @@ def test_a_re_embedding_changes_the_signature_and_remakes_the_rows(collection, m
     index_rebuild(collection=collection)
     assert made == [PAPERS["Cats"][0][1]]  # the reference chunk is not split
     _assert_same_as_full(collection)
+
+
+def test_publishing_a_document_does_not_make_the_next_upload_remake_its_rows(collection, made):
+    """Publishing sets a document READY and moves its updated_at: the version must record the
+    signature it has after that, or every upload would remake the previous upload's rows."""
+    from knowledge.models import Document
+
+    _add(collection, "Cats", PAPERS["Cats"])
+    index_rebuild(collection=collection)
+    dense = _add(collection, "Dense retrieval", PAPERS["Dense retrieval"])
+    Document.objects.filter(pk=dense.pk).update(status=Document.Status.PROCESSING)
+    index_rebuild(collection=collection, publish=[dense.pk])
+    assert Document.objects.get(pk=dense.pk).status == Document.Status.READY
+
+    made.clear()
+    _add(collection, "Zebrafish", [("Results", "Zebrafish regenerate heart tissue after an injury.")])
+    index_rebuild(collection=collection)
+    assert made == ["Zebrafish regenerate heart tissue after an injury."], "only the new paper is made"
+    _assert_same_as_full(collection)
