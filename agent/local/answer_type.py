@@ -53,13 +53,23 @@ _NOUN = r"(?:[\w\-\./']+\s+){0,5}?[\w\-\./']+"
 def need_of(question: str) -> Need:
     """The kind of answer the question asks for and its focus, from its first asking clause:
     the question itself, or the first clause after a lead-in that asks something."""
-    low = question.strip().lower()
-    clauses = [low] + [low[m.end():] for m in _CLAUSE.finditer(low)]
-    for clause in clauses:
-        need = _clause_need(clause)
+    return _asking(question)[1]
+
+
+def asking_clause(question: str) -> str:
+    """The part of the question from its first asking clause on ("does X use Y?" of
+    "According to the survey, does X use Y?"); the whole question when none asks."""
+    return _asking(question)[0]
+
+
+def _asking(question: str) -> tuple[str, Need]:
+    text = question.strip()
+    low = text.lower()
+    for start in [0, *(m.end() for m in _CLAUSE.finditer(low))]:
+        need = _clause_need(low[start:])
         if need is not None:
-            return need
-    return Need("other", [])
+            return text[start:], need
+    return text, Need("other", [])
 
 
 def _clause_need(low: str) -> Need | None:
@@ -186,7 +196,8 @@ def polarity(question: str, sentence: str, *, context: str = "") -> str:
     from agent.local.contradiction import alternatives, contradiction_cue, negated_stems
     from agent.local.text import anchor_coverage, anchor_terms, content_terms, coverage
 
-    proposition = re.sub(rf"^\s*{_AUX}\s+", "", question.strip().rstrip("?"), flags=re.IGNORECASE)
+    # The asking clause: a lead-in ("According to the survey, ...") is not part of what is asserted.
+    proposition = re.sub(rf"^\s*{_AUX}\s+", "", asking_clause(question).rstrip("?"), flags=re.IGNORECASE)
     terms = content_terms(proposition)
     if not terms:
         return ""

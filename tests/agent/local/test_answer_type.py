@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.local.answer_type import need_of, offers, points_elsewhere
+from agent.local.answer_type import asking_clause, need_of, offers, points_elsewhere, polarity
 
 
 @pytest.mark.parametrize(
@@ -64,3 +64,10 @@ def test_a_number_the_question_already_spells_is_not_an_answer():
     assert need.kind == "number"
     assert offers(need, question, "Quillfeather is evaluated on two widely used benchmarks.") == 0.0
     assert offers(need, question, "The first benchmark holds 4,120 questions and the second eight hundred.") == 1.0
+
+
+def test_a_yes_no_question_after_a_lead_in_is_decided_on_its_asking_clause():
+    question = "According to the Quillfeather paper, does Quillfeather drop 20% of the words?"
+    assert asking_clause(question) == "does Quillfeather drop 20% of the words?"
+    assert polarity(question, "Quillfeather drops 20% of the words at random during training.") == "yes"
+    assert polarity(question, "Quillfeather never drops words; it masks 20% of them instead.") in ("no", "")
