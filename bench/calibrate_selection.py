@@ -100,6 +100,44 @@ def _rows(questions, cfg, params, retriever, embed):
     return qids, fidx, xs, ys, dict(recall), quotes
 
 
+def scifact_rows(embed, limit: int = 0):
+    """SciFact calibration claims with rationale sentences (agent.local.calibration.
+    scifact_split): each claim is one need, its cited abstract one chunk, a rationale
+    sentence a positive. Answer type, focus and chunk rank are the same for every candidate
+    of a claim, so these groups only teach the weights of the features that vary (support,
+    similarity, IDF coverage, anchors, ...)."""
+    from agent.local.auditor import AuditorParams, LocalAuditor
+    from agent.local.calibration import CALIBRATION, scifact_split
+    from agent.types import Plan, Source
+
+    data = common.SHARED / "scifact"
+    claims = [c for c in map(json.loads, (data / "claims_train_labeled.jsonl").open())
+              if c["evidence"] and scifact_split(c["id"]) == CALIBRATION]
+    claims = claims[:limit] if limit else claims
+    wanted = {int(d) for c in claims for d in c["evidence"]}
+    corpus = {}
+    for line in (data / "corpus_sentences.jsonl").open():
+        row = json.loads(line)
+        if row["doc_id"] in wanted:
+            corpus[row["doc_id"]] = row
+    every = LocalAuditor(embed, params=replace(AuditorParams(), answer_partial_min=0.0))
+    qids, xs, ys = [], [], []
+    for c in claims:
+        doc_id, evidence = next(iter(c["evidence"].items()))
+        doc = corpus.get(int(doc_id))
+        if not doc:
+            continue
+        gold = [doc["sentences"][i] for e in evidence for i in e["sentences"] if i < len(doc["sentences"])]
+        source = Source(chunk_id=int(doc_id), document_id=int(doc_id), document_title=doc["title"],
+                        text="\n\n".join(doc["sentences"]))
+        (ranked,) = every.rank_sentences(c["claim"], Plan(facts=[c["claim"]], sub_queries=[c["claim"]]), [source])
+        for quote, _, _, x in ranked:
+            qids.append(f"S{c['id']}")
+            xs.append(x)
+            ys.append(holds_span(quote, gold))
+    return np.array(qids), np.zeros(len(qids), dtype=int), np.array(xs), np.array(ys, dtype=float)
+
+
 def fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray, columns: list[int], l2: float):
     """Weights over all FEATURES (0 outside `columns`) and the bias of P(answers): the
     conditional logit ranks a fact's candidates, one logistic fit on its score calibrates."""
@@ -107,7 +145,10 @@ def fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray, columns: list[int], l2
 
     w = np.zeros(x.shape[1])
     w[columns] = fit_listwise(x[:, columns], y, groups, l2=l2)
-    (a,), b = fit_logistic((x @ w)[:, None], y, l2=0.0)
+    # P(answers) is calibrated on the devbench candidates only: SciFact abstracts hold far
+    # more positives per candidate than a question's retrieved chunks do.
+    own = np.array([not str(g).startswith("S") for g in groups])
+    (a,), b = fit_logistic((x[own] @ w)[:, None], y[own], l2=0.0)
     return tuple(round(float(v) * a, 4) for v in w), b
 
 
@@ -115,7 +156,7 @@ def top1(x, y, groups, qids, score) -> tuple[int, int]:
     """(facts whose first candidate holds a gold span, facts that have one); `score(train)`
     gives the weights fitted without the held-out question."""
     hits = total = 0
-    for qid in sorted(set(qids)):
+    for qid in sorted(q for q in set(qids) if not str(q).startswith("S")):  # SciFact rows always train
         test = qids == qid
         w = np.asarray(score(~test))
         for g in np.unique(groups[test]):
@@ -172,6 +213,8 @@ def main() -> None:
     parser.add_argument("--collection", default="devbench")
     parser.add_argument("--l2", type=float, default=0.1)
     parser.add_argument("--refresh", action="store_true", help="recompute the cached candidate features")
+    parser.add_argument("--scifact", type=int, default=-1,
+                        help="also fit on N SciFact calibration claims' rationales (0: all; -1: none)")
     parser.add_argument("--show", action="store_true", help="per fact: the first candidate and the best gold one")
     parser.add_argument("--fit-only", action="store_true", help="fit and report the model, skip the thresholds")
     args = parser.parse_args()
@@ -209,6 +252,13 @@ def main() -> None:
             np.array(rows[3], dtype=float), rows[4]
         quotes = np.array(rows[5])
         np.savez(cache, qids=qids, fidx=fidx, x=x, y=y, recall=np.array(recall, dtype=object), quotes=quotes)
+    if args.scifact >= 0:
+        extra = Path(args.var) / f"selection_rows_scifact_{args.scifact}.npz"
+        if not extra.exists() or args.refresh:
+            np.savez(extra, *scifact_rows(embed, args.scifact))
+        more = np.load(extra)
+        qids, fidx, x, y = (np.concatenate([a, more[f"arr_{i}"]]) for i, a in enumerate((qids, fidx, x, y)))
+        quotes = np.concatenate([quotes, np.array([""] * len(more["arr_0"]))])
     groups = np.array([f"{q}/{f}" for q, f in zip(qids, fidx)])
 
     # 2. The model and its features.
