@@ -1,30 +1,34 @@
 """Fit the local auditor's answer-sentence model and its SUFFICIENT threshold on the devbench
 calibration half (never the held-out half, never the blind set).
 
-    .venv/bin/python bench/calibrate_selection.py [--var var/bench]
+    nice .venv/bin/python bench/calibrate_selection.py --var var/bench-blind --collection blind --fit-only
 
-Uses bench/devbench.py's database (the 25 papers ingested once into var/bench/; run
-bench/devbench.py first, or this script ingests them). Three steps:
+Uses bench/devbench.py's database and index (`--var`, `--collection`, ingesting nothing);
+only questions whose papers are all ready count. Three steps:
 
-1. Candidates: for each calibration question, the agentic loop's plan and first retrieval
-   (top-k per sub-query, merged as agent.loop does, plus a wider pool of `--pool` chunks for
-   the question itself, so the model also sees answers that ranked lower); every candidate
-   sentence of every fact gets agent.local.selection's features (LocalAuditor.rank_sentences
-   with the gates of the audit: answer type, anchors).
+1. Candidates: each answerable calibration question runs through the agentic loop with the
+   local roles (retrieval memoised, one thread): the sources its audit chose from (every
+   pass, the sentence search's pool chunks included: RunConfig.sentence_pool) give the
+   candidates, and every candidate sentence of every fact gets all of
+   agent.local.selection's FEATURES (LocalAuditor.rank_sentences with the gates of the
+   audit: answer type, anchors, pointers; no floor on P(answers)).
    A sentence is labelled positive when it holds one of the question's verbatim evidence
    spans, or a run of at least 40 of its letters and digits (agent.benchmark.normalise).
-2. The logistic model (agent.local.selection.fit_logistic, L2) on those labels, positives
-   weighted up to balance the classes. Leave-one-question-out top-1 accuracy on the
-   calibration questions is printed against the former hand-weighted ranking.
-3. The thresholds answer_min (a fact is SUPPORTED) and answer_partial_min (a sentence is
-   worth stating at all): each grid point runs the whole agentic loop on every calibration
-   question (answerable, out-of-scope and false-premise ones) with the fitted model. Among
-   the points that answer (ANSWER or PARTIAL) no out-of-scope question, the one answering
-   the most answerable questions wins, then the most fully, then the most false premises
-   corrected; ties go to the highest thresholds (the most conservative choice).
+2. The model: a conditional logit over one fact's candidates (agent.local.selection.
+   fit_listwise), rescaled to P(answers) by one logistic fit on its score. Which features
+   it uses: the eight of the former model, then each newer one (pooled, fresh, lead_in,
+   length) added greedily while it raises the leave-one-question-out top-1 (a fact's first
+   candidate holds a gold span) by at least one fact; unused features get weight 0.
+3. (Without --fit-only) the thresholds answer_min and answer_partial_min: each grid point
+   runs the whole agentic loop on every calibration question (answerable, out-of-scope and
+   false-premise ones) with the fitted model. Among the points that answer (ANSWER or
+   PARTIAL) no out-of-scope question, the one answering the most answerable questions wins,
+   then the most fully, then the most false premises corrected; ties go to the highest
+   thresholds (the most conservative choice).
 
-Prints JSON: the weights, the thresholds, and the calibration figures (in-sample). The
-AuditorParams defaults are these values; docs/benchmarks.md reports the held-out half.
+Prints JSON: the weights (in FEATURES order), the thresholds, and the calibration figures
+(in-sample). The AuditorParams defaults are these values; docs/benchmarks.md reports the
+held-out half.
 """
 
 from __future__ import annotations
@@ -60,103 +64,213 @@ def holds_span(sentence: str, spans: list[str]) -> bool:
     return False
 
 
-def _old_rank(x: np.ndarray) -> float:
-    """The ranking before the model: 0.7 * (support + idf coverage) / 2 + 0.3 * answer fit."""
-    return 0.7 * (x[0] + x[2]) / 2 + 0.3 * x[4]
+BASE = ("support", "similarity", "idf_coverage", "idf_context", "answer_fit", "focus", "anchors", "chunk_rank")
 
 
-def _rows(questions, cfg, roles, retriever, auditor, pool: int):
-    """Every candidate sentence of every fact of the answerable calibration questions, with
-    its features and label; and the gold spans' recall in the loop's retrieval and the pool."""
+def _rows(questions, cfg, params, retriever, embed):
+    """Every candidate sentence of every fact of the answerable questions, with all its
+    features and its label; and how many gold spans the loop's sources hold."""
     from agent import benchmark as bm
+    from agent.configs import build_roles
+    from agent.local.auditor import LocalAuditor
+    from agent.local.candidates import plan_facts
     from agent.loop import AgentLoop
 
-    qids, fidx, xs, ys = [], [], [], []
+    qids, fidx, xs, ys, quotes = [], [], [], [], []
     recall: Counter = Counter()
+    # Every candidate the gates let through, whatever the current model thinks of it.
+    every = LocalAuditor(embed, params=replace(params, answer_partial_min=0.0))
     for q in questions:
-        if q["expected_behavior"] != "ANSWER":
+        if q["expected_behavior"] != "ANSWER" or not q["required_evidence_spans"]:
             continue
-        plan = roles.planner.plan(q["question"])
-        sources = AgentLoop(cfg, roles, retriever, concurrent=False)._retrieve(list(plan.sub_queries), 0)
-        known = {s.chunk_id for s in sources}
+        roles = build_roles(cfg, "local", embed=embed)
+        roles.auditor = LocalAuditor(embed, params=params)
+        result = AgentLoop(cfg, roles, retriever, concurrent=False).run(q["question"])
         spans = q["required_evidence_spans"]
         recall["spans"] += len(spans)
-        recall["loop_top_k"] += bm.spans_covered(spans, [s.text for s in sources])
-        sources += [s for s in retriever.retrieve(q["question"], k=pool) if s.chunk_id not in known]
-        recall[f"with_pool_{pool}"] += bm.spans_covered(spans, [s.text for s in sources])
-        for f, ranked in enumerate(auditor.rank_sentences(q["question"], plan, sources)):
+        recall["in_sources"] += bm.spans_covered(spans, [s.text for s in result.sources])
+        facts = plan_facts(q["question"], result.plan)
+        for f, ranked in enumerate(every.rank_sentences(q["question"], result.plan, result.sources)):
             for quote, _, _, x in ranked:
+                quotes.append(f"{facts[f]} || {quote}")
                 qids.append(q["question_id"])
                 fidx.append(f)
                 xs.append(x)
                 ys.append(holds_span(quote, spans))
-    return qids, fidx, xs, ys, dict(recall)
+    return qids, fidx, xs, ys, dict(recall), quotes
+
+
+def scifact_rows(embed, limit: int = 0):
+    """SciFact calibration claims with rationale sentences (agent.local.calibration.
+    scifact_split): each claim is one need, its cited abstract one chunk, a rationale
+    sentence a positive. Answer type, focus and chunk rank are the same for every candidate
+    of a claim, so these groups only teach the weights of the features that vary (support,
+    similarity, IDF coverage, anchors, ...)."""
+    from agent.local.auditor import AuditorParams, LocalAuditor
+    from agent.local.calibration import CALIBRATION, scifact_split
+    from agent.types import Plan, Source
+
+    data = common.SHARED / "scifact"
+    claims = [c for c in map(json.loads, (data / "claims_train_labeled.jsonl").open())
+              if c["evidence"] and scifact_split(c["id"]) == CALIBRATION]
+    claims = claims[:limit] if limit else claims
+    wanted = {int(d) for c in claims for d in c["evidence"]}
+    corpus = {}
+    for line in (data / "corpus_sentences.jsonl").open():
+        row = json.loads(line)
+        if row["doc_id"] in wanted:
+            corpus[row["doc_id"]] = row
+    every = LocalAuditor(embed, params=replace(AuditorParams(), answer_partial_min=0.0))
+    qids, xs, ys = [], [], []
+    for c in claims:
+        doc_id, evidence = next(iter(c["evidence"].items()))
+        doc = corpus.get(int(doc_id))
+        if not doc:
+            continue
+        gold = [doc["sentences"][i] for e in evidence for i in e["sentences"] if i < len(doc["sentences"])]
+        source = Source(chunk_id=int(doc_id), document_id=int(doc_id), document_title=doc["title"],
+                        text="\n\n".join(doc["sentences"]))
+        (ranked,) = every.rank_sentences(c["claim"], Plan(facts=[c["claim"]], sub_queries=[c["claim"]]), [source])
+        for quote, _, _, x in ranked:
+            qids.append(f"S{c['id']}")
+            xs.append(x)
+            ys.append(holds_span(quote, gold))
+    return np.array(qids), np.zeros(len(qids), dtype=int), np.array(xs), np.array(ys, dtype=float)
+
+
+def fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray, columns: list[int], l2: float):
+    """Weights over all FEATURES (0 outside `columns`) and the bias of P(answers): the
+    conditional logit ranks a fact's candidates, one logistic fit on its score calibrates."""
+    from agent.local.selection import fit_listwise, fit_logistic
+
+    w = np.zeros(x.shape[1])
+    w[columns] = fit_listwise(x[:, columns], y, groups, l2=l2)
+    # P(answers) is calibrated on the devbench candidates only: SciFact abstracts hold far
+    # more positives per candidate than a question's retrieved chunks do.
+    own = np.array([not str(g).startswith("S") for g in groups])
+    (a,), b = fit_logistic((x[own] @ w)[:, None], y[own], l2=0.0)
+    return tuple(round(float(v) * a, 4) for v in w), b
+
+
+def top1(x, y, groups, qids, score) -> tuple[int, int]:
+    """(facts whose first candidate holds a gold span, facts that have one); `score(train)`
+    gives the weights fitted without the held-out question."""
+    hits = total = 0
+    for qid in sorted(q for q in set(qids) if not str(q).startswith("S")):  # SciFact rows always train
+        test = qids == qid
+        w = np.asarray(score(~test))
+        for g in np.unique(groups[test]):
+            idx = np.flatnonzero(groups == g)
+            if y[idx].any():
+                total += 1
+                hits += y[idx[np.argmax(x[idx] @ w)]] > 0
+    return int(hits), total
+
+
+def choose_features(x, y, groups, qids, l2: float) -> tuple[list[str], dict]:
+    """The former eight, then each newer feature added while it raises leave-one-question-out
+    top-1 by at least one fact."""
+    from agent.local.selection import FEATURES
+
+    def loo(names: list[str]) -> int:
+        cols = [FEATURES.index(n) for n in names]
+        return top1(x, y, groups, qids, lambda tr: fit(x[tr], y[tr], groups[tr], cols, l2)[0])[0]
+
+    chosen = list(BASE)
+    trace = {"former_eight": loo(chosen)}
+    best = trace["former_eight"]
+    rest = [n for n in FEATURES if n not in chosen]
+    while rest:
+        scores = {n: loo([*chosen, n]) for n in rest}
+        trace.update({f"+{n} (after {len(chosen)})": v for n, v in scores.items()})
+        name = max(rest, key=lambda n: scores[n])
+        if scores[name] < best + 1:
+            break
+        chosen.append(name)
+        best = scores[name]
+        rest.remove(name)
+    return chosen, trace
+
+
+def show(x, y, groups, quotes, weights) -> None:
+    """Per fact with a gold candidate: its first candidate and the best-ranked gold one."""
+    for g in dict.fromkeys(groups):
+        idx = np.flatnonzero(groups == g)
+        if not y[idx].any():
+            continue
+        order = idx[np.argsort(-(x[idx] @ np.asarray(weights)))]
+        rank = next(r for r, i in enumerate(order, 1) if y[i])
+        fact, first = str(quotes[order[0]]).split(" || ", 1)
+        print(f"{g} rank {rank}/{len(idx)}  {fact}\n   first: {first[:160]}", file=sys.stderr)
+        if rank > 1:
+            gold = str(quotes[order[rank - 1]]).split(" || ", 1)[1]
+            print(f"   gold:  {gold[:160]}", file=sys.stderr)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--var", default=str(common.ROOT / "var" / "bench"))
-    parser.add_argument("--pool", type=int, default=15, help="chunks retrieved for the question itself")
+    parser.add_argument("--collection", default="devbench")
     parser.add_argument("--l2", type=float, default=0.1)
     parser.add_argument("--refresh", action="store_true", help="recompute the cached candidate features")
+    parser.add_argument("--scifact", type=int, default=-1,
+                        help="also fit on N SciFact calibration claims' rationales (0: all; -1: none)")
+    parser.add_argument("--show", action="store_true", help="per fact: the first candidate and the best gold one")
     parser.add_argument("--fit-only", action="store_true", help="fit and report the model, skip the thresholds")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
-    _, collection = common.collection_with_papers(common.paper_stems())
 
     from devbench import _MemoRetriever as MemoRetriever
 
     from agent import benchmark as bm
     from agent.configs import build_roles, get_config
     from agent.local.auditor import AuditorParams, LocalAuditor
-    from agent.local.selection import FEATURES, fit_listwise, fit_logistic
+    from agent.local.selection import FEATURES
     from agent.loop import AgentLoop
-    from agent.retrieval import CollectionRetriever
+    from agent.retrieval import CollectionRetriever, portal_embed
     from agent.types import Outcome
+    from knowledge.models import Collection
 
-    questions = [q for q in common.with_splits(common.load_questions()) if q["split"] == "calibration"]
+    collection = Collection.objects.get(slug=args.collection)
+    ready = {n.removesuffix(".pdf")
+             for n in collection.documents.filter(status="ready").values_list("original_name", flat=True)}
+    questions = [q for q in common.with_splits(common.load_questions())
+                 if q["split"] == "calibration" and set(q["expected_doc_ids"]) <= ready]
     cfg = get_config("agentic")
     retriever = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
-    roles = build_roles(cfg, "local")
-    # Every candidate the gates let through, whatever the current model thinks of it.
-    auditor = LocalAuditor(params=replace(AuditorParams(), answer_partial_min=0.0))
+    embed = portal_embed()
 
     # 1. Candidates and labels (cached: retrieval and features do not change between fits).
-    cache = Path(args.var) / "selection_rows.npz"
+    cache = Path(args.var) / f"selection_rows_{args.collection}.npz"
     if cache.exists() and not args.refresh:
         data = np.load(cache, allow_pickle=True)
-        qids, fidx, x, y = list(data["qids"]), data["fidx"], data["x"], data["y"]
+        qids, fidx, x, y, quotes = data["qids"], data["fidx"], data["x"], data["y"], data["quotes"]
         recall = dict(data["recall"].item())
     else:
-        qids, fidx, xs, ys, recall = _rows(questions, cfg, roles, retriever, auditor, args.pool)
-        x, y, fidx = np.array(xs), np.array(ys, dtype=float), np.array(fidx)
-        np.savez(cache, qids=np.array(qids), fidx=fidx, x=x, y=y, recall=np.array(recall, dtype=object))
+        rows = _rows(questions, cfg, AuditorParams(), retriever, embed)
+        qids, fidx, x, y, recall = np.array(rows[0]), np.array(rows[1]), np.array(rows[2]), \
+            np.array(rows[3], dtype=float), rows[4]
+        quotes = np.array(rows[5])
+        np.savez(cache, qids=qids, fidx=fidx, x=x, y=y, recall=np.array(recall, dtype=object), quotes=quotes)
+    if args.scifact >= 0:
+        extra = Path(args.var) / f"selection_rows_scifact_{args.scifact}.npz"
+        if not extra.exists() or args.refresh:
+            np.savez(extra, *scifact_rows(embed, args.scifact))
+        more = np.load(extra)
+        qids, fidx, x, y = (np.concatenate([a, more[f"arr_{i}"]]) for i, a in enumerate((qids, fidx, x, y)))
+        quotes = np.concatenate([quotes, np.array([""] * len(more["arr_0"]))])
     groups = np.array([f"{q}/{f}" for q, f in zip(qids, fidx)])
 
-    # 2. The model: a conditional logit chooses among a fact's candidates (its weights rank),
-    # then one logistic scale and bias on that score give P(answers) for the thresholds.
-    def fit(train: np.ndarray) -> tuple[tuple[float, ...], float]:
-        w = fit_listwise(x[train], y[train], groups[train], l2=args.l2)
-        (a,), b = fit_logistic((x[train] @ w)[:, None], y[train], l2=0.0)
-        return tuple(round(float(v) * a, 4) for v in w), b
-
-    # Leave one question out: is the top candidate of each fact that has a positive one positive?
-    hits_model = hits_old = facts_with_answer = 0
-    for qid in sorted(set(qids)):
-        test = np.array([q == qid for q in qids])
-        w, _ = fit(~test)
-        for g in np.unique(groups[test]):
-            idx = np.flatnonzero(groups == g)
-            if not y[idx].any():
-                continue
-            facts_with_answer += 1
-            hits_model += y[idx[np.argmax(x[idx] @ np.array(w))]] > 0
-            hits_old += y[idx[np.argmax([_old_rank(v) for v in x[idx]])]] > 0
-    weights, bias = fit(np.ones(len(y), dtype=bool))
+    # 2. The model and its features.
+    names, trace = choose_features(x, y, groups, qids, args.l2)
+    weights, bias = fit(x, y, groups, [FEATURES.index(n) for n in names], args.l2)
+    shipped = top1(x, y, groups, qids, lambda tr: AuditorParams().selection_weights)
     print(json.dumps({"candidates": len(y), "positives": int(y.sum()), "answerable_questions": len(set(qids)),
-                      "facts_with_a_positive": facts_with_answer, "gold_span_recall": recall,
-                      "leave_one_question_out_top1": {"model": int(hits_model), "former_ranking": int(hits_old)},
+                      "gold_spans_in_sources": recall, "leave_one_question_out_top1": trace,
+                      "shipped_model_top1 (not refitted)": shipped, "features": names,
                       "weights": dict(zip(FEATURES, weights)), "bias": bias}, indent=1), file=sys.stderr, flush=True)
+    if args.show:
+        show(x, y, groups, quotes, weights)
     if args.fit_only:
         return
 
@@ -164,15 +278,14 @@ def main() -> None:
     specs = bm.parse_benchmark(json.dumps(questions))
     fitted = replace(AuditorParams(), selection_weights=weights, selection_bias=bias)
     results = []
-    # P(answers) is small in absolute terms: about 1 candidate in 40 holds a gold span.
-    for answer_min, partial_min in itertools.product([0.04, 0.08, 0.12, 0.2], [0.04, 0.08, 0.12]):
+    for answer_min, partial_min in itertools.product([0.02, 0.04, 0.08, 0.12], [0.02, 0.04, 0.08]):
         if partial_min > answer_min or answer_min - partial_min > 0.08:
             continue
         params = replace(fitted, answer_min=answer_min, answer_partial_min=partial_min)
         tally: Counter = Counter()
         for spec in specs:
-            r = build_roles(cfg, "local")
-            r.auditor = LocalAuditor(params=params)
+            r = build_roles(cfg, "local", embed=embed)
+            r.auditor = LocalAuditor(embed, params=params)
             out = AgentLoop(cfg, r, retriever, concurrent=False).run(spec.question).answer.outcome
             tally[(spec.expected_behavior, out.value)] += 1
         answered = tally[(bm.ANSWER, Outcome.ANSWER.value)] + tally[(bm.ANSWER, Outcome.PARTIAL.value)]

@@ -24,7 +24,8 @@ _YEAR_OR_MONTH = re.compile(
 )
 _NUMBER_NOUNS = {"number", "percentage", "fraction", "share", "proportion", "ratio", "size", "value", "temperature",
                  "score", "rate", "dimension", "dimensionality", "length", "count", "amount", "accuracy", "cost",
-                 "stride", "budget", "learning", "batch"}
+                 "stride", "budget", "learning", "batch", "frequency", "threshold", "depth", "width", "latency",
+                 "epochs", "percent", "fraction"}
 _REASON = re.compile(r"\b(?:because|since|due to|owing to|as a result|so that|in order to|to avoid|to ensure|"
                      r"to prevent|to make|to allow|therefore|thus|hence|this is why|leads? to|allows?|enables?|"
                      r"motivat\w*|reason|caus\w*|which helps?)\b", re.IGNORECASE)
@@ -41,9 +42,38 @@ class Need:
     focus: list[str] = field(default_factory=list)  # stemmed focus terms
 
 
+# Where a question's asking clause may start: its beginning, or after a comma, a semicolon,
+# a colon or a sentence end ("According to the survey, how does R-Tuning ...", "BERT's
+# authors caution that .... What did Sentence-BERT measure ...?").
+_CLAUSE = re.compile(r"[,;:]\s+|[.?!]\s+")
+_QUANTITY = r"(?:number|percentage|percent|fraction|share|proportion|ratio|amount|count)"
+_NOUN = r"(?:[\w\-\./']+\s+){0,5}?[\w\-\./']+"
+
+
 def need_of(question: str) -> Need:
-    q = question.strip()
-    low = q.lower()
+    """The kind of answer the question asks for and its focus, from its first asking clause:
+    the question itself, or the first clause after a lead-in that asks something."""
+    return _asking(question)[1]
+
+
+def asking_clause(question: str) -> str:
+    """The part of the question from its first asking clause on ("does X use Y?" of
+    "According to the survey, does X use Y?"); the whole question when none asks."""
+    return _asking(question)[0]
+
+
+def _asking(question: str) -> tuple[str, Need]:
+    text = question.strip()
+    low = text.lower()
+    for start in [0, *(m.end() for m in _CLAUSE.finditer(low))]:
+        need = _clause_need(low[start:])
+        if need is not None:
+            return text[start:], need
+    return text, Need("other", [])
+
+
+def _clause_need(low: str) -> Need | None:
+    """The need of a clause that starts with a question word or an auxiliary; None otherwise."""
     m = re.match(rf"^how (?:many|much)\s+(?P<noun>[\w\-\s]+?)\s+{_AUX}\b", low) or \
         re.match(r"^how (?:many|much)\s+(?P<noun>[\w\-]+(?:\s+[\w\-]+)?)", low)
     if m:
@@ -58,8 +88,17 @@ def need_of(question: str) -> Need:
         return Need("reason", [])
     if re.match(r"^who\b", low):
         return Need("name", [])
-    m = re.match(rf"^(?:what|which)\s+(?P<noun>(?:[\w\-]+\s+){{0,2}}?[\w\-]+)\s+(?:{_AUX}|of)\b", low)
-    if m and m.group("noun") not in {"is", "are", "was", "were"}:
+    # "what fraction of the tokens is masked": a quantity of something; the something is the focus.
+    m = re.match(rf"^(?:what|which)\s+(?:(?:is|are|was|were)\s+the\s+)?(?:{_QUANTITY})\s+of\s+(?:the\s+)?"
+                 rf"(?P<noun>{_NOUN})(?:\s+(?:{_AUX}|in|for|on|used)\b|\s*\?*$)", low)
+    if m:
+        return Need("number", content_terms(m.group("noun")))
+    # "what is the dimensionality of each head": the noun before "of" is what is asked.
+    m = re.match(rf"^what\s+(?:is|are|was|were)\s+the\s+(?P<noun>{_NOUN})(?:\s+(?:of|for|in|on|used)\b|\s*\?*$)", low)
+    if m and set(m.group("noun").split()) & _NUMBER_NOUNS:
+        return Need("number", content_terms(m.group("noun")))
+    m = re.match(rf"^(?:what|which)\s+(?!(?:is|are|was|were)\b)(?P<noun>{_NOUN})\s+(?:{_AUX}|of)\b", low)
+    if m:
         noun = m.group("noun")
         focus = content_terms(noun)
         if set(noun.split()) & _NUMBER_NOUNS:
@@ -67,11 +106,23 @@ def need_of(question: str) -> Need:
         return Need("name", focus)
     if re.match(r"^what\s+(?:is|are|was|were)\b|^what does\s+.+\s+(?:measure|mean|stand for|refer to)\b", low):
         return Need("definition", [])
+    # "which single corpus helped ...": which + a noun phrase, then its verb.
+    # The longest noun phrase (up to three words) that a verb in -ed or -s follows; else the
+    # word after "which" ("which tokenizer gave ...").
+    for n in (3, 2, 1, 0) if low.startswith("which ") else ():
+        if not n:
+            m = re.match(r"^which\s+(?P<noun>[\w\-\./']+)", low)
+            return Need("number" if m and m.group("noun") in _NUMBER_NOUNS else "name",
+                        content_terms(m.group("noun")) if m else [])
+        m = re.match(rf"^which\s+(?P<noun>(?:[\w\-\./']+\s+){{{n - 1}}}[\w\-\./']+)\s+\w+(?:ed|[^s]s)\b", low)
+        if m:
+            kind = "number" if set(m.group("noun").split()) & _NUMBER_NOUNS else "name"
+            return Need(kind, content_terms(m.group("noun")))
     if re.match(r"^how\b", low):
         return Need("method", [])
     if re.match(rf"^{_AUX}\b", low):
         return Need("yesno", [])
-    return Need("other", [])
+    return None
 
 
 def offers(need: Need, question: str, sentence: str, *, context: str = "") -> float:
@@ -82,9 +133,9 @@ def offers(need: Need, question: str, sentence: str, *, context: str = "") -> fl
     focus_ok = not need.focus or bool(set(need.focus) & (term_set(sentence) | term_set(context)))
     if need.kind == "number":
         fresh = numbers(sentence) - numbers(question)
-        # Spelled numbers count too ("eight heads").
-        spelled = {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "sixteen",
-                   "hundred", "thousand", "million", "half", "twice"} & set(words(sentence))
+        # Spelled numbers count too ("eight heads"), unless the question has them ("the two benchmarks").
+        spelled = ({"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "sixteen",
+                    "hundred", "thousand", "million", "half", "twice"} & set(words(sentence))) - set(words(question))
         if not fresh and not spelled:
             return 0.0
         return 1.0 if focus_ok else 0.3
@@ -145,7 +196,8 @@ def polarity(question: str, sentence: str, *, context: str = "") -> str:
     from agent.local.contradiction import alternatives, contradiction_cue, negated_stems
     from agent.local.text import anchor_coverage, anchor_terms, content_terms, coverage
 
-    proposition = re.sub(rf"^\s*{_AUX}\s+", "", question.strip().rstrip("?"), flags=re.IGNORECASE)
+    # The asking clause: a lead-in ("According to the survey, ...") is not part of what is asserted.
+    proposition = re.sub(rf"^\s*{_AUX}\s+", "", asking_clause(question).rstrip("?"), flags=re.IGNORECASE)
     terms = content_terms(proposition)
     if not terms:
         return ""

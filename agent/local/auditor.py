@@ -81,8 +81,9 @@ class AuditorParams:
     # order of its FEATURES) and the probabilities that make a fact SUPPORTED / a sentence
     # worth stating at all. Fitted and chosen by bench/calibrate_selection.py on the devbench
     # calibration half (about 1 candidate in 40 holds a gold span, hence the small values).
-    selection_weights: tuple[float, ...] = (0.7341, 0.6226, 0.7337, 1.0908, 0.3401, -0.1266, 0.8588, 1.0319)
-    selection_bias: float = -6.0983
+    selection_weights: tuple[float, ...] = (0.8158, 0.835, 1.0167, 1.1054, 0.7608, 0.418, 0.5017, 0.5511, 0.0, 0.0,
+                                             0.0, 0.0)
+    selection_bias: float = -6.1972
     # answer_min no longer labels a fact (need_min below does, from agent.local.sufficiency);
     # it is kept for bench/calibrate_selection.py's grid. answer_partial_min still gates
     # which sentences are candidates at all.
@@ -277,7 +278,8 @@ class LocalAuditor:
             if anchors and anchor_coverage(anchors, doc_terms[doc_key(sources[cand.source_index])]) < p.anchor_min:
                 continue
             x = selection.features(need, terms, anchors, idf, selection.Pair(
-                support, sc.similarity, cand.terms, context_terms, fit, cand.source_index))
+                support, sc.similarity, cand.terms, context_terms, fit, cand.source_index, cand.quote,
+                sources[cand.source_index].pool))
             answers = selection.probability(x, p.selection_weights, p.selection_bias)
             if answers < p.answer_partial_min:
                 continue

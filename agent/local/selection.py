@@ -17,7 +17,19 @@ The features say whether the sentence *answers* the need, not only whether it is
   the sentence before (0.5), or nowhere (0); 0.5 when the need has no focus;
 - anchors: share of the need's names, acronyms and numbers that the sentence (with the one
   before and its document's title) mentions;
-- chunk_rank: 1 / (1 + rank / 5) of the sentence's chunk among the retrieved ones.
+- chunk_rank: 1 / (1 + rank / 5) of the sentence's chunk among the retrieved ones;
+- pooled: the chunk came from below a query's top k (RunConfig.sentence_pool, RunConfig.pool):
+  its rank says less there, the sentence search found it for one sentence;
+- fresh: the share of the sentence's content terms the need does not already hold (an
+  answer adds a value, a name, a reason; a sentence that restates the question adds none);
+- lead_in: the sentence announces or frames rather than states ("In this paper, we study
+  ...", "The rest of the paper is organised as follows", "We now describe ...");
+- length: words in the sentence / 40, capped at 1.5 (a fragment holds little, a run-on many
+  things).
+
+Every pair gets all of them (agent.local.sufficiency reads some); a feature the model does
+not use has weight 0. Which ones it uses was chosen by leave-one-question-out top-1 on the
+calibration half (bench/calibrate_selection.py).
 
 The weights are fields of agent.local.auditor.AuditorParams, fitted on the devbench
 calibration half (its verbatim evidence spans label the sentences that answer); nothing
@@ -27,15 +39,25 @@ here is a tuned constant.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from agent.local.answer_type import Need
-from agent.local.text import anchor_coverage, coverage
+from agent.local.text import anchor_coverage, content_terms, coverage, words
 
 FEATURES = ("support", "similarity", "idf_coverage", "idf_context", "answer_fit", "focus", "anchors",
-            "chunk_rank")
+            "chunk_rank", "pooled", "fresh", "lead_in", "length")
+
+# A sentence that frames the paper or the next part of it instead of stating a finding.
+_LEAD_IN = re.compile(
+    r"^(?:in|throughout) (?:this|the present|our) (?:paper|work|section|survey|study|article|chapter)\b|"
+    r"^(?:here|below|next|now),? we\b|^we (?:first|now|next|then|further) (?:describe|present|introduce|discuss|"
+    r"review|outline|explain|detail|turn)|^(?:the )?(?:rest|remainder) of (?:this|the) (?:paper|section)|"
+    r"\bas follows\b|\b(?:this|the following|next) (?:section|subsection|chapter) (?:describes|presents|"
+    r"introduces|discusses|details)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -48,9 +70,19 @@ class Pair:
     context_terms: set[str]  # the sentence before and the document title
     fit: float
     source_rank: int
+    quote: str = ""
+    pooled: bool = False
 
 
-def features(need: Need, terms: list[str], anchors: list[str], idf: dict[str, float], pair: Pair) -> np.ndarray:
+def lead_in(sentence: str) -> bool:
+    """Whether the sentence frames the paper or its next part ("In this paper, we ...",
+    "... is organised as follows.") rather than stating something."""
+    return bool(_LEAD_IN.search(sentence.strip()))
+
+
+def features(need: Need, terms: list[str], anchors: list[str], idf: dict[str, float], pair: Pair,
+             names: Sequence[str] = FEATURES) -> np.ndarray:
+    """The pair's features `names` (of FEATURES, all of them by default), in that order."""
     weights = {t: idf.get(t, 0.0) for t in terms}
     total = sum(weights.values())
     with_context = pair.sentence_terms | pair.context_terms
@@ -65,8 +97,17 @@ def features(need: Need, terms: list[str], anchors: list[str], idf: dict[str, fl
     else:
         focus = 0.0
     anchor = anchor_coverage(anchors, with_context) if anchors else coverage(terms, with_context)
-    return np.array([pair.support, pair.similarity, idf_cov, idf_ctx, pair.fit, focus, anchor,
-                     1.0 / (1.0 + pair.source_rank / 5)], dtype=np.float64)
+    own = set(content_terms(pair.quote)) if pair.quote else set()
+    asked = set(terms)
+    values = {
+        "support": pair.support, "similarity": pair.similarity, "idf_coverage": idf_cov, "idf_context": idf_ctx,
+        "answer_fit": pair.fit, "focus": focus, "anchors": anchor, "chunk_rank": 1.0 / (1.0 + pair.source_rank / 5),
+        "pooled": float(pair.pooled),
+        "fresh": len(own - asked) / len(own) if own else 0.0,
+        "lead_in": float(lead_in(pair.quote)),
+        "length": min(len(words(pair.quote)) / 40, 1.5),
+    }
+    return np.array([values[n] for n in names], dtype=np.float64)
 
 
 def candidate_idf(term_sets: list[set[str]]) -> dict[str, float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.local.answer_type import points_elsewhere
+from agent.local.answer_type import asking_clause, need_of, offers, points_elsewhere, polarity
 
 
 @pytest.mark.parametrize(
@@ -34,3 +34,40 @@ def test_a_sentence_about_where_something_is_said_points_elsewhere(sentence):
 )
 def test_a_sentence_that_states_something_does_not(sentence):
     assert not points_elsewhere(sentence)
+
+
+# need_of: the asked kind and focus, also when a lead-in clause comes first.
+@pytest.mark.parametrize(
+    ("question", "kind", "focus"),
+    [
+        ("In the Quillfeather paper, what fraction of the words is dropped during training?", "number", ["word"]),
+        ("What is the number of layers in Quillfeather?", "number", ["layer"]),
+        ("According to the survey, how does Quillfeather decide when to stop reading?", "method", []),
+        ("When tuning the reader, did the authors freeze the encoder?", "yesno", []),
+        ("For short queries, which tokenizer gave the best recall?", "name", ["token"]),
+        ("Which dataset contains the most questions?", "name", ["dataset"]),
+        ("What is the learning rate of the Quillfeather reader?", "number", ["learn", "rate"]),
+        ("What retrieval stride and query length does Quillfeather recommend?", "number",
+         ["retriev", "stride", "queri", "length"]),
+        ("What is the exact wording of the prompt that Quillfeather uses?", "definition", []),
+        ("Quillfeather reads lazily. Which encoder does it rely on?", "name", ["encod"]),
+    ],
+)
+def test_need_of_reads_the_asking_clause(question, kind, focus):
+    need = need_of(question)
+    assert (need.kind, need.focus) == (kind, focus)
+
+
+def test_a_number_the_question_already_spells_is_not_an_answer():
+    question = "How large are the two benchmarks Quillfeather is evaluated on?"
+    need = need_of(question)
+    assert need.kind == "number"
+    assert offers(need, question, "Quillfeather is evaluated on two widely used benchmarks.") == 0.0
+    assert offers(need, question, "The first benchmark holds 4,120 questions and the second eight hundred.") == 1.0
+
+
+def test_a_yes_no_question_after_a_lead_in_is_decided_on_its_asking_clause():
+    question = "According to the Quillfeather paper, does Quillfeather drop 20% of the words?"
+    assert asking_clause(question) == "does Quillfeather drop 20% of the words?"
+    assert polarity(question, "Quillfeather drops 20% of the words at random during training.") == "yes"
+    assert polarity(question, "Quillfeather never drops words; it masks 20% of them instead.") in ("no", "")

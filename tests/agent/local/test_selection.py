@@ -10,7 +10,7 @@ import pytest
 
 from agent.local.auditor import LocalAuditor
 from agent.local.planner import RulePlanner
-from agent.local.selection import FEATURES, fit_logistic, probability
+from agent.local.selection import FEATURES, fit_logistic, lead_in, probability
 from agent.types import Outcome
 from tests.agent.local.conftest import make_source
 
@@ -38,6 +38,9 @@ def ask(pipeline):
     ("What share of input tokens does Brindle mask when pretraining?", "20%"),
     ("What is the dimension of each Brindle attention head?", "dimension 32"),
     ("Which collection does the Brindle benchmark build on?", "LexGLUE"),
+    # The asking clause after a lead-in decides the answer type (a number here).
+    ("In the Brindle paper, what fraction of the input tokens is masked during pretraining?", "20%"),
+    ("For the full-size Brindle model, how many encoder layers are there?", "6 encoder layers"),
 ])
 def test_the_sentence_that_holds_the_asked_value_is_quoted_first(ask, question, expected):
     # The on-topic sentences of chunks 1 and 2 rank above chunk 3 and share more words with
@@ -225,3 +228,39 @@ def test_a_pooled_chunk_a_retry_ranks_in_its_top_k_becomes_evidence(embed):
     assert result.retries >= 1
     assert [(s.chunk_id, s.pool) for s in result.sources] == [(41, False), (42, False)]
     assert result.answer.outcome == Outcome.ANSWER and result.answer.citations[0].chunk_id == 42
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("In this paper, we study how lawyers phrase statutory queries.", True),
+    ("The rest of the paper is organised as follows.", True),
+    ("We now describe the pretraining corpus of Brindle.", True),
+    ("Brindle masks 20% of the input tokens at random.", False),
+    ("In this setting the encoder attends to clauses jointly.", False),
+])
+def test_lead_in_tells_framing_from_stating(sentence, expected):
+    assert lead_in(sentence) is expected
+
+
+def test_every_feature_has_a_weight_and_pool_chunks_are_marked(embed):
+    question = "How many attention heads are in each Brindle layer?"
+    plan = RulePlanner().plan(question)
+    assert len(LocalAuditor().params.selection_weights) == len(FEATURES)
+    sources = [s.model_copy(update={"pool": s.chunk_id == 3}) for s in CHUNKS]
+    ranked = LocalAuditor(embed=embed).rank_sentences(question, plan, sources)[0]
+    column = FEATURES.index("pooled")
+    assert {chunk_id for _, chunk_id, _, _ in ranked} >= {3}
+    assert all(x[column] == float(chunk_id == 3) for _, chunk_id, _, x in ranked)
+
+
+def test_a_lead_in_clause_does_not_hide_what_is_asked(ask):
+    # "what fraction ..." after "In the Brindle corpus," still asks for a number: the sentence
+    # that restates the topic in the question's own words holds none.
+    sources = [
+        make_source(21, "Cross-referenced clauses are a central difficulty of the Brindle corpus, because a "
+                        "cross-referenced clause is read together with the clause it cites.", title=BRINDLE),
+        make_source(22, "Roughly 41% of the clauses in the corpus cite at least one other clause.",
+                    title=BRINDLE),
+    ]
+    _, answer = ask("In the Brindle corpus, what fraction of clauses are cross-referenced clauses?", sources)
+    assert answer.outcome in (Outcome.ANSWER, Outcome.PARTIAL)
+    assert "41%" in answer.sentences[0].text
