@@ -44,7 +44,7 @@ from pathlib import Path
 
 import _devbench_common as common
 import numpy as np
-from _sufficiency_rows import GoldFreeRetriever, devbench_rows, scifact_rows
+from _sufficiency_rows import IN_DOMAIN, GoldFreeRetriever, devbench_rows, load_in_domain, scifact_rows
 
 COST_ANSWER_UNANSWERED = 3.0  # stating an answer the evidence does not hold
 COST_REFUSE_ANSWERED = 1.0  # a refusal (or a "missing" part) the evidence could have answered
@@ -184,7 +184,7 @@ def _loop_cost(outcomes: dict) -> float:
     in all, the answerable ones the rest (false premises are left to the premise check)."""
     from agent import benchmark as bm
 
-    unanswerable = [v for k, v in outcomes.items() if v[0] == bm.REFUSE or k.endswith("/no-gold")]
+    unanswerable = [v for k, v in outcomes.items() if v[0] in (bm.REFUSE, IN_DOMAIN) or k.endswith("/no-gold")]
     answerable = [v for k, v in outcomes.items() if v[0] == bm.ANSWER and not k.endswith("/no-gold")]
     said = sum(o in ("ANSWER", "PARTIAL") for _, o, _ in unanswerable)
     refused = sum(o == "REFUSAL" for _, o, _ in answerable)
@@ -201,6 +201,8 @@ def main() -> None:
     parser.add_argument("--loop", action="store_true", help="also run the whole loop (premise waiver, retries)")
     parser.add_argument("--report-only", action="store_true", help="no fit: report the current AuditorParams")
     parser.add_argument("--cache", default="", help="folder caching the rows (pickles) between fits")
+    parser.add_argument("--features", default="best_logit,support,focus_miss,fit_gap",
+                        help="the model's features (of agent.local.sufficiency.ALL_FEATURES)")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
     import pickle
@@ -223,6 +225,8 @@ def main() -> None:
         ready = {n.removesuffix(".pdf") for n in
                  collection.documents.filter(status="ready").values_list("original_name", flat=True)}
         questions = [q for q in common.with_splits(common.load_questions()) if set(q["expected_doc_ids"]) <= ready]
+        # The in-domain unanswerable questions (their split is declared in the file).
+        questions += [q for q in load_in_domain() if q["paper"] in ready]
         retriever = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
     else:
         print("no collection: SciFact only", file=sys.stderr)
@@ -244,20 +248,22 @@ def main() -> None:
     feature_sets = {}
     if not args.report_only:
         # Every candidate feature set's fit, reported (calibration and held-out AUC); the
-        # model uses NEED_FEATURES (see agent.local.sufficiency for why).
+        # model uses --features (see agent.local.sufficiency for why).
         for names in (NEED_FEATURES, ("best_logit",), ("best_logit", "margin", "support"),
-                      ("best_logit", "margin", "support", "idf_context"), ALL_FEATURES):
+                      ("best_logit", "support", "focus_miss"), ("best_logit", "support", "fit_gap"),
+                      tuple(args.features.split(",")), ALL_FEATURES):
             w, b = _fit([_select(r, names) for r in calib_all], args.l2)
             feature_sets[",".join(names)] = {
                 "weights": list(w),
                 **{split: {src: _auc([_select(r, names) for r in rows if r["split"] == sp and r["source"] == src], w, b)
                            for src in ("scifact", "devbench")} for split, sp in (("calibration", CALIBRATION),
                                                                                 ("held_out", "test"))}}
-    rows = [_select(r, NEED_FEATURES) for r in rows]
+    base = AuditorParams()
+    names = base.need_features if args.report_only else tuple(args.features.split(","))
+    rows = [_select(r, names) for r in rows]
     calib = [r for r in rows if r["split"] == CALIBRATION]
     held = [r for r in rows if r["split"] != CALIBRATION]
 
-    base = AuditorParams()
     if args.report_only:
         weights, bias, t = base.need_weights, base.need_bias, base.need_min
     else:
@@ -265,10 +271,11 @@ def main() -> None:
         probs = _probs(calib, weights, bias)
         # Lowest cost; ties go to the higher threshold (the more cautious decision).
         t = min(GRID, key=lambda g: (round(_cost(calib, probs, g), 6), -g))
-    params = replace(base, need_weights=tuple(weights), need_bias=bias, need_min=t, need_partial_min=t)
+    params = replace(base, need_features=names, need_weights=tuple(weights), need_bias=bias, need_min=t,
+                     need_partial_min=t)
     p_cal, p_held = _probs(calib, weights, bias), _probs(held, weights, bias)
     report = {
-        "features": list(NEED_FEATURES), "need_weights": list(weights), "need_bias": bias, "need_min": t,
+        "features": list(names), "need_weights": list(weights), "need_bias": bias, "need_min": t,
         "costs": {"answer_unanswered": COST_ANSWER_UNANSWERED, "refuse_answered": COST_REFUSE_ANSWERED,
                   "unanswered_prior": UNANSWERED_PRIOR},
         "rows": {"calibration": dict(Counter(f"{r['source']}:{r['kind']}" for r in calib)),
@@ -308,7 +315,8 @@ def main() -> None:
         # need_min on whole runs (the row-level choice above is reported, not used: the loop's
         # retries and multi-part questions change what one need's decision costs), then the
         # premise waiver at that need_min.
-        best = choose([0.0, 0.2, 0.3, 0.35, 0.4, t], lambda v: replace(params, need_min=v, need_partial_min=v))
+        best = choose(sorted({0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, t}),
+                      lambda v: replace(params, need_min=v, need_partial_min=v))
         params = replace(params, need_min=best[1], need_partial_min=best[1])
         loop["need_min"] = best[1]
         best = choose([0.6, 0.8, 1.01], lambda v: replace(params, premise_unconfirmed_min=v))
