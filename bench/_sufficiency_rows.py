@@ -7,8 +7,9 @@ whether the evidence answers it (y), with the split agent.local.calibration decl
 - devbench_rows: devbench questions planned and retrieved as the loop's first pass does;
   answerable needs whose candidates hold a gold span, the same questions with every gold
   chunk removed (GoldFreeRetriever), and out-of-scope questions; with the questions of
-  bench/unanswerable_in_domain.jsonl (load_in_domain) among them, their needs too, each
-  unanswered (the paper is in the collection, the answer is not in the paper).
+  bench/in_domain_questions.jsonl (load_in_domain) among them, their needs too: the
+  unanswerable ones' each unanswered (the paper is in the collection, the answer is not in
+  the paper), the answerable ones' as devbench's (kinds suffixed "_in_domain").
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import _devbench_common as common
 import numpy as np
 
 SCIFACT = common.SHARED / "scifact"
-# The expected behaviour of bench/unanswerable_in_domain.jsonl's questions: a refusal.
+# The expected behaviour of bench/in_domain_questions.jsonl's unanswerable questions: a refusal.
 IN_DOMAIN = "REFUSE_UNANSWERABLE"
 
 
@@ -49,11 +50,11 @@ def _need_rows(auditor, question: str, plan, sources) -> list[tuple[np.ndarray |
 
 
 def load_in_domain() -> list[dict]:
-    """bench/unanswerable_in_domain.jsonl: questions about a paper of the collection that the
-    paper does not answer, each with its declared split (docs/benchmarks.md says how they
-    were written)."""
-    path = common.ROOT / "bench" / "unanswerable_in_domain.jsonl"
-    return [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+    """bench/in_domain_questions.jsonl: questions about a paper of the collection that the
+    paper does not answer (IN_DOMAIN) or answers in a stated span (ANSWER), each with its
+    declared split (docs/benchmarks.md says how they were written), marked set "in_domain"."""
+    path = common.ROOT / "bench" / "in_domain_questions.jsonl"
+    return [{**json.loads(line), "set": "in_domain"} for line in path.open(encoding="utf-8") if line.strip()]
 
 
 def scifact_rows(auditor, limit: int) -> list[dict]:
@@ -113,17 +114,18 @@ def devbench_rows(auditor, roles, cfg, retriever, questions: list[dict]) -> list
         plan = roles.planner.plan(q["question"])
         sources = AgentLoop(cfg, roles, retriever, concurrent=False)._retrieve(list(plan.sub_queries), 0)
         spans = q["required_evidence_spans"]
+        tag = "_in_domain" if q.get("set") == "in_domain" else ""
         for f, (x, quotes) in enumerate(_need_rows(auditor, q["question"], plan, sources)):
             if q["expected_behavior"] == bm.REFUSE:
                 rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 0, "id": f"{q['question_id']}/{f}",
                              "kind": "out_of_scope"})
             elif any(holds_span(quote, spans) for quote in quotes):
                 rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 1, "id": f"{q['question_id']}/{f}",
-                             "kind": "answerable"})
+                             "kind": f"answerable{tag}"})
         if q["expected_behavior"] == bm.ANSWER:
             free = GoldFreeRetriever(retriever, spans)
             ablated = AgentLoop(cfg, roles, free, concurrent=False)._retrieve(list(plan.sub_queries), 0)
             for f, (x, _) in enumerate(_need_rows(auditor, q["question"], plan, ablated)):
                 rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 0,
-                             "id": f"{q['question_id']}/{f}/no-gold", "kind": "gold_removed"})
+                             "id": f"{q['question_id']}/{f}/no-gold", "kind": f"gold_removed{tag}"})
     return rows

@@ -19,6 +19,11 @@ Data (agent.local.calibration declares the splits; bench/_sufficiency_rows.py bu
      paper is about the topic but the evidence does not state it): each need "unanswered";
    - an out-of-scope question's needs: "unanswered".
    Calibration half fits; the test half is reported.
+3. bench/in_domain_questions.jsonl (written for this, docs/benchmarks.md "Refusals, stop
+   24"), over the same collection with its declared split: questions about a paper of the
+   collection that the paper does not answer (each need "unanswered"; whole runs: an
+   answer costs as for out-of-scope questions), and answerable questions of the same form
+   with a stated span (rows and gold-removed twins as devbench's, kinds "*_in_domain").
 
 Model: agent.local.sufficiency (logistic over the best candidate's selection logit, the
 margin to the second and its own features), fitted with agent.local.selection.fit_logistic,
@@ -165,15 +170,15 @@ def _loop(cfg_name: str, params, questions: list[dict], retriever, *, retries: i
             if retry_depth is not None:
                 loop.retry_depth = retry_depth
             res = loop.run(q["question"])
-            out[key] = (q["expected_behavior"], res.answer.outcome.value, res.retries)
+            out[key] = (q["expected_behavior"], res.answer.outcome.value, res.retries, q.get("set", "devbench"))
     return out
 
 
 def _tally(outcomes: dict) -> dict:
     t: Counter = Counter()
-    for key, (expected, outcome, _) in outcomes.items():
+    for key, (expected, outcome, _, qset) in outcomes.items():
         kind = "gold_removed" if key.endswith("/no-gold") else expected
-        t[f"{kind}->{outcome}"] += 1
+        t[f"{qset}:{kind}->{outcome}"] += 1
     return dict(sorted(t.items()))
 
 
@@ -186,8 +191,8 @@ def _loop_cost(outcomes: dict) -> float:
 
     unanswerable = [v for k, v in outcomes.items() if v[0] in (bm.REFUSE, IN_DOMAIN) or k.endswith("/no-gold")]
     answerable = [v for k, v in outcomes.items() if v[0] == bm.ANSWER and not k.endswith("/no-gold")]
-    said = sum(o in ("ANSWER", "PARTIAL") for _, o, _ in unanswerable)
-    refused = sum(o == "REFUSAL" for _, o, _ in answerable)
+    said = sum(v[1] in ("ANSWER", "PARTIAL") for v in unanswerable)
+    refused = sum(v[1] == "REFUSAL" for v in answerable)
     return (UNANSWERED_PRIOR * COST_ANSWER_UNANSWERED * said / max(len(unanswerable), 1)
             + (1 - UNANSWERED_PRIOR) * COST_REFUSE_ANSWERED * refused / max(len(answerable), 1))
 
@@ -209,6 +214,7 @@ def main() -> None:
 
     from devbench import _MemoRetriever as MemoRetriever
 
+    from agent import benchmark as bm
     from agent.configs import build_roles, get_config
     from agent.local.auditor import AuditorParams, LocalAuditor
     from agent.local.calibration import CALIBRATION
@@ -297,14 +303,17 @@ def main() -> None:
 
     def choose(grid, make):
         """The grid point of lowest whole-run cost on the calibration half; ties go to the
-        later (more cautious) point."""
+        later (more cautious) point. A point that answers an out-of-scope calibration
+        question is never chosen (the issue's goal is none answered; the last point of each
+        grid is the most cautious one, so one is always left)."""
         best = None
         for value in grid:
             out = _loop("agentic", make(value), cal_q, retriever)
             c = round(_loop_cost(out), 4)
             print(f"{value}: cost {c} {_tally(out)}", file=sys.stderr, flush=True)
             loop.setdefault("grid", []).append({"value": value, "cost": c, "tally": _tally(out)})
-            if best is None or c <= best[0]:
+            out_of_scope_answered = any(v[0] == bm.REFUSE and v[1] in ("ANSWER", "PARTIAL") for v in out.values())
+            if (best is None or c <= best[0]) and not out_of_scope_answered:
                 best = (c, value, out)
         return best
 
@@ -319,7 +328,7 @@ def main() -> None:
                       lambda v: replace(params, need_min=v, need_partial_min=v))
         params = replace(params, need_min=best[1], need_partial_min=best[1])
         loop["need_min"] = best[1]
-        best = choose([0.6, 0.8, 1.01], lambda v: replace(params, premise_unconfirmed_min=v))
+        best = choose([0.6, 0.65, 0.7, 0.75, 0.8, 1.01], lambda v: replace(params, premise_unconfirmed_min=v))
         params = replace(params, premise_unconfirmed_min=best[1])
         loop["premise_unconfirmed_min"] = best[1]
     loop["calibration_cost"] = best[0]

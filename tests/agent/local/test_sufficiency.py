@@ -146,9 +146,11 @@ def test_a_why_part_that_the_paper_does_not_explain_is_named_missing(ask):
     "Who won the 2018 Tour de France?",  # out of scope
     # On topic: the paper speaks of Harrowgate's training (and holds numbers), never of its GPUs.
     "How many GPUs were used to train Harrowgate?",
-    # A sentence on the asked topic that names *some* thing (the encoder) but not the asked
-    # one (its pretraining corpus): the best sentence leaves the focus out (focus_miss).
-    "Which corpus was Harrowgate's encoder pretrained on?",
+    pytest.param("Which corpus was Harrowgate's encoder pretrained on?", marks=pytest.mark.xfail(
+        reason="a sentence on the asked topic that names *some* thing is taken as the answer: the default model "
+               "sees answer type, term overlap and similarity, not whether the named thing is the one asked about "
+               "(here the encoder, not its pretraining corpus); the focus model below refuses it",
+        strict=True)),
 ])
 def test_a_question_the_evidence_does_not_answer_is_refused(ask, question):
     _, answer = ask(question)
@@ -256,10 +258,34 @@ def test_the_need_features_carry_the_focus_miss_and_the_answer_fit_gap():
     assert list(sufficiency.features([(0.5, x)], names, miss=1.0)) == pytest.approx([0.0, 1.0, 0.7])
 
 
-def test_the_shipped_model_weighs_the_focus_the_best_sentence_leaves_out():
-    p = AuditorParams()
-    assert "focus_miss" in p.need_features and len(p.need_weights) == len(p.need_features)
+# The model bench/calibrate_sufficiency.py --loop fitted with the in-domain questions
+# (docs/benchmarks.md, "Refusals, stop 24"); not the default, since it refused more answerable
+# held-out questions. Its features are parameters of the role like its weights.
+FOCUS_MODEL = AuditorParams(need_features=("best_logit", "support", "focus_miss", "fit_gap"),
+                            need_weights=(0.8673, 3.4788, -1.4912, -1.3542), need_bias=-0.305, need_min=0.2,
+                            need_partial_min=0.2, premise_unconfirmed_min=0.75)
+
+
+@pytest.fixture
+def ask_focus(embed):
+    from agent.local.generator import ExtractiveGenerator
+    from agent.verify import CitationVerifier
+
+    auditor, generator, verifier = (LocalAuditor(embed=embed, params=FOCUS_MODEL), ExtractiveGenerator(embed=embed),
+                                    CitationVerifier())
+
+    def run(question: str, sources=PAPER):
+        audit = auditor.audit(question, RulePlanner().plan(question), sources, can_retry=False)
+        return audit, verifier.verify(generator.generate(question, sources, audit), sources)
+
+    return run
+
+
+def test_the_focus_model_weighs_the_focus_the_best_sentence_leaves_out():
+    p = FOCUS_MODEL
+    assert set(p.need_features) <= set(sufficiency.ALL_FEATURES) and len(p.need_weights) == len(p.need_features)
     assert p.need_weights[p.need_features.index("focus_miss")] < 0
+    assert p.need_weights[p.need_features.index("fit_gap")] < 0
 
 
 @pytest.mark.parametrize("question", [
@@ -267,10 +293,14 @@ def test_the_shipped_model_weighs_the_focus_the_best_sentence_leaves_out():
     # nothing about what is asked (the QASPER-style case: the paper is there, the answer is not).
     "What is the carbon footprint of training Harrowgate?",
     "What is the learning rate of Harrowgate's optimizer?",
+    # A sentence that names *some* thing (the encoder) but not the asked one (its corpus).
+    "Which corpus was Harrowgate's encoder pretrained on?",
 ])
-def test_an_on_topic_question_whose_asked_thing_no_sentence_names_is_refused(ask, question):
-    audit, answer = ask(question)
+def test_an_on_topic_question_whose_asked_thing_no_sentence_names_is_refused(ask, ask_focus, question):
+    audit, answer = ask_focus(question)
     assert audit.verdict == Verdict.INSUFFICIENT_REFUSE and answer.outcome == Outcome.REFUSAL
+    # The default model (best logit and support only) answers it with an on-topic sentence.
+    assert ask(question)[1].outcome != Outcome.REFUSAL
 
 
 @pytest.mark.parametrize("question, expected", [
@@ -279,6 +309,7 @@ def test_an_on_topic_question_whose_asked_thing_no_sentence_names_is_refused(ask
     ("What share of the fields does Harrowgate extract correctly?", "88.4%"),
     ("What is the accuracy of the strongest rule-based system?", "80.1%"),
 ])
-def test_questions_whose_answer_names_the_focus_or_gives_the_measure_are_still_answered(ask, question, expected):
-    _, answer = ask(question)
+def test_questions_whose_answer_names_the_focus_or_gives_the_measure_are_still_answered(ask_focus, question,
+                                                                                     expected):
+    _, answer = ask_focus(question)
     assert answer.outcome == Outcome.ANSWER and expected in answer.text
