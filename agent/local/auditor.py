@@ -116,7 +116,7 @@ class AuditorParams:
     # answer type (focus_miss, fit_gap) was fitted with bench/in_domain_questions.jsonl and
     # refuses more in-domain unanswerable questions, but refused more answerable ones on
     # every held-out set, so it is not the default (docs/benchmarks.md, "Refusals, stop 24").
-    need_features: tuple[str, ...] = ("best_logit", "support")
+    need_features: tuple[str, ...] = sufficiency.NEED_FEATURES
     need_weights: tuple[float, ...] = (0.619, 3.2922)
     need_bias: float = -0.6589
     need_min: float = 0.2

@@ -18,9 +18,16 @@ unlikely), and answer fit, focus and anchors are constant on SciFact claims, so 
 dozen devbench needs would fit them. Two features with positive weights generalise better
 than seven fitted on that.
 
+Two features aimed at questions about a paper that the paper does not answer are here too
+(focus_miss: what the best sentence leaves out of the asked focus, asked_focus; fit_gap: 1 -
+its answer fit), 0 on SciFact claims, fitted with bench/in_domain_questions.jsonl. Which
+features the model uses is a parameter of the role (AuditorParams.need_features, with the
+weights); the default keeps the two above, since the fitted focus model refused more
+answerable held-out questions (docs/benchmarks.md, "Refusals, stop 24").
+
 A need with no candidate at all (every sentence failed the answer-type or anchor gates) has
 probability 0. The weights are fields of agent.local.auditor.AuditorParams
-(`need_weights`, `need_bias`), fitted on declared calibration data only: SciFact calibration
+(`need_features`, `need_weights`, `need_bias`), fitted on declared calibration data only: SciFact calibration
 claims (SUPPORT/CONTRADICT, whose abstract states the claim's matter, against NEI, whose
 abstract is on topic without stating it) and the devbench calibration half (needs whose
 evidence holds a gold span, the same needs with the gold-span chunks removed from the
@@ -43,8 +50,8 @@ from agent.local.text import content_terms, coverage
 
 ALL_FEATURES = ("best_logit", "margin", "support", "idf_context", "answer_fit", "focus", "anchors", "focus_miss",
                 "fit_gap")
-# The features of the shipped model (agent.local.auditor.AuditorParams.need_features keeps
-# the names with the weights); this tuple is the former model's, for the tests and reports.
+# The default model's features (agent.local.auditor.AuditorParams.need_features keeps the
+# names with the weights the role uses).
 NEED_FEATURES = ("best_logit", "support")
 _MARGIN_CAP = 3.0
 # "What is the N of ...", "Which is the N used ...": the noun the question asks for.
