@@ -313,3 +313,25 @@ def test_questions_whose_answer_names_the_focus_or_gives_the_measure_are_still_a
                                                                                      expected):
     _, answer = ask_focus(question)
     assert answer.outcome == Outcome.ANSWER and expected in answer.text
+
+
+def test_the_answering_quotes_are_the_candidates_whose_own_need_probability_clears_need_min(embed):
+    # What the LLM path asks of the auditor (agent.llm.drafts.local_answer_quotes): each
+    # candidate judged as if it were the need's best sentence, with the role's own features.
+    question = "Which optimizer is used to train Harrowgate?"
+    plan = RulePlanner().plan(question)
+    auditor = LocalAuditor(embed=embed)
+    p = auditor.params
+    expected = {quote for quote, _, answers, x in auditor.rank_sentences(question, plan, PAPER)[0]
+                if sufficiency.probability(sufficiency.features([(answers, x)], p.need_features), p.need_weights,
+                                           p.need_bias) >= p.need_min}
+    assert expected and auditor.answering_quotes(question, plan, PAPER) == expected
+    assert any("Adam" in q for q in expected)
+
+
+def test_rank_sentences_gives_each_need_its_features_when_asked(embed):
+    question = "What is the carbon footprint of training Harrowgate?"
+    plan = RulePlanner().plan(question)
+    (x, ranked), = LocalAuditor(embed=embed).rank_sentences(question, plan, PAPER,
+                                                             need_features=("support", "focus_miss"))
+    assert ranked and x is not None and x[1] == 1.0  # no sentence names a carbon footprint
