@@ -6,7 +6,10 @@ whether the evidence answers it (y), with the split agent.local.calibration decl
   the evidence; SUPPORT/CONTRADICT answered, NEI not.
 - devbench_rows: devbench questions planned and retrieved as the loop's first pass does;
   answerable needs whose candidates hold a gold span, the same questions with every gold
-  chunk removed (GoldFreeRetriever), and out-of-scope questions.
+  chunk removed (GoldFreeRetriever), and out-of-scope questions; with the questions of
+  bench/in_domain_questions.jsonl (load_in_domain) among them, their needs too: the
+  unanswerable ones' each unanswered (the paper is in the collection, the answer is not in
+  the paper), the answerable ones' as devbench's (kinds suffixed "_in_domain").
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import _devbench_common as common
 import numpy as np
 
 SCIFACT = common.SHARED / "scifact"
+# The expected behaviour of bench/in_domain_questions.jsonl's unanswerable questions: a refusal.
+IN_DOMAIN = "REFUSE_UNANSWERABLE"
 
 
 class GoldFreeRetriever:
@@ -38,12 +43,18 @@ class GoldFreeRetriever:
 def _need_rows(auditor, question: str, plan, sources) -> list[tuple[np.ndarray | None, list[str]]]:
     """Per need: all its candidate sufficiency features (ALL_FEATURES) and its candidate
     quotes, best first."""
-    from agent.local.sufficiency import ALL_FEATURES, features
+    from agent.local.sufficiency import ALL_FEATURES
 
-    out = []
-    for ranked in auditor.rank_sentences(question, plan, sources):
-        out.append((features([(p, x) for _, _, p, x in ranked], ALL_FEATURES), [q for q, _, _, _ in ranked]))
-    return out
+    return [(x, [q for q, _, _, _ in ranked])
+            for x, ranked in auditor.rank_sentences(question, plan, sources, need_features=ALL_FEATURES)]
+
+
+def load_in_domain() -> list[dict]:
+    """bench/in_domain_questions.jsonl: questions about a paper of the collection that the
+    paper does not answer (IN_DOMAIN) or answers in a stated span (ANSWER), each with its
+    declared split (docs/benchmarks.md says how they were written), marked set "in_domain"."""
+    path = common.ROOT / "bench" / "in_domain_questions.jsonl"
+    return [{**json.loads(line), "set": "in_domain"} for line in path.open(encoding="utf-8") if line.strip()]
 
 
 def scifact_rows(auditor, limit: int) -> list[dict]:
@@ -91,22 +102,30 @@ def devbench_rows(auditor, roles, cfg, retriever, questions: list[dict]) -> list
 
     rows = []
     for q in questions:
+        if q["expected_behavior"] == IN_DOMAIN:
+            plan = roles.planner.plan(q["question"])
+            sources = AgentLoop(cfg, roles, retriever, concurrent=False)._retrieve(list(plan.sub_queries), 0)
+            for f, (x, _) in enumerate(_need_rows(auditor, q["question"], plan, sources)):
+                rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 0, "id": f"{q['question_id']}/{f}",
+                             "kind": "unanswerable_in_domain"})
+            continue
         if q["expected_behavior"] not in (bm.ANSWER, bm.REFUSE):
             continue
         plan = roles.planner.plan(q["question"])
         sources = AgentLoop(cfg, roles, retriever, concurrent=False)._retrieve(list(plan.sub_queries), 0)
         spans = q["required_evidence_spans"]
+        tag = "_in_domain" if q.get("set") == "in_domain" else ""
         for f, (x, quotes) in enumerate(_need_rows(auditor, q["question"], plan, sources)):
             if q["expected_behavior"] == bm.REFUSE:
                 rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 0, "id": f"{q['question_id']}/{f}",
                              "kind": "out_of_scope"})
             elif any(holds_span(quote, spans) for quote in quotes):
                 rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 1, "id": f"{q['question_id']}/{f}",
-                             "kind": "answerable"})
+                             "kind": f"answerable{tag}"})
         if q["expected_behavior"] == bm.ANSWER:
             free = GoldFreeRetriever(retriever, spans)
             ablated = AgentLoop(cfg, roles, free, concurrent=False)._retrieve(list(plan.sub_queries), 0)
             for f, (x, _) in enumerate(_need_rows(auditor, q["question"], plan, ablated)):
                 rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 0,
-                             "id": f"{q['question_id']}/{f}/no-gold", "kind": "gold_removed"})
+                             "id": f"{q['question_id']}/{f}/no-gold", "kind": f"gold_removed{tag}"})
     return rows

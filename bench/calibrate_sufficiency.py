@@ -19,6 +19,11 @@ Data (agent.local.calibration declares the splits; bench/_sufficiency_rows.py bu
      paper is about the topic but the evidence does not state it): each need "unanswered";
    - an out-of-scope question's needs: "unanswered".
    Calibration half fits; the test half is reported.
+3. bench/in_domain_questions.jsonl (written for this, docs/benchmarks.md "Refusals, stop
+   24"), over the same collection with its declared split: questions about a paper of the
+   collection that the paper does not answer (each need "unanswered"; whole runs: an
+   answer costs as for out-of-scope questions), and answerable questions of the same form
+   with a stated span (rows and gold-removed twins as devbench's, kinds "*_in_domain").
 
 Model: agent.local.sufficiency (logistic over the best candidate's selection logit, the
 margin to the second and its own features), fitted with agent.local.selection.fit_logistic,
@@ -44,7 +49,7 @@ from pathlib import Path
 
 import _devbench_common as common
 import numpy as np
-from _sufficiency_rows import GoldFreeRetriever, devbench_rows, scifact_rows
+from _sufficiency_rows import IN_DOMAIN, GoldFreeRetriever, devbench_rows, load_in_domain, scifact_rows
 
 COST_ANSWER_UNANSWERED = 3.0  # stating an answer the evidence does not hold
 COST_REFUSE_ANSWERED = 1.0  # a refusal (or a "missing" part) the evidence could have answered
@@ -165,15 +170,15 @@ def _loop(cfg_name: str, params, questions: list[dict], retriever, *, retries: i
             if retry_depth is not None:
                 loop.retry_depth = retry_depth
             res = loop.run(q["question"])
-            out[key] = (q["expected_behavior"], res.answer.outcome.value, res.retries)
+            out[key] = (q["expected_behavior"], res.answer.outcome.value, res.retries, q.get("set", "devbench"))
     return out
 
 
 def _tally(outcomes: dict) -> dict:
     t: Counter = Counter()
-    for key, (expected, outcome, _) in outcomes.items():
+    for key, (expected, outcome, _, qset) in outcomes.items():
         kind = "gold_removed" if key.endswith("/no-gold") else expected
-        t[f"{kind}->{outcome}"] += 1
+        t[f"{qset}:{kind}->{outcome}"] += 1
     return dict(sorted(t.items()))
 
 
@@ -184,10 +189,10 @@ def _loop_cost(outcomes: dict) -> float:
     in all, the answerable ones the rest (false premises are left to the premise check)."""
     from agent import benchmark as bm
 
-    unanswerable = [v for k, v in outcomes.items() if v[0] == bm.REFUSE or k.endswith("/no-gold")]
+    unanswerable = [v for k, v in outcomes.items() if v[0] in (bm.REFUSE, IN_DOMAIN) or k.endswith("/no-gold")]
     answerable = [v for k, v in outcomes.items() if v[0] == bm.ANSWER and not k.endswith("/no-gold")]
-    said = sum(o in ("ANSWER", "PARTIAL") for _, o, _ in unanswerable)
-    refused = sum(o == "REFUSAL" for _, o, _ in answerable)
+    said = sum(v[1] in ("ANSWER", "PARTIAL") for v in unanswerable)
+    refused = sum(v[1] == "REFUSAL" for v in answerable)
     return (UNANSWERED_PRIOR * COST_ANSWER_UNANSWERED * said / max(len(unanswerable), 1)
             + (1 - UNANSWERED_PRIOR) * COST_REFUSE_ANSWERED * refused / max(len(answerable), 1))
 
@@ -201,12 +206,15 @@ def main() -> None:
     parser.add_argument("--loop", action="store_true", help="also run the whole loop (premise waiver, retries)")
     parser.add_argument("--report-only", action="store_true", help="no fit: report the current AuditorParams")
     parser.add_argument("--cache", default="", help="folder caching the rows (pickles) between fits")
+    parser.add_argument("--features", default="best_logit,support,focus_miss,fit_gap",
+                        help="the model's features (of agent.local.sufficiency.ALL_FEATURES)")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
     import pickle
 
     from devbench import _MemoRetriever as MemoRetriever
 
+    from agent import benchmark as bm
     from agent.configs import build_roles, get_config
     from agent.local.auditor import AuditorParams, LocalAuditor
     from agent.local.calibration import CALIBRATION
@@ -223,6 +231,8 @@ def main() -> None:
         ready = {n.removesuffix(".pdf") for n in
                  collection.documents.filter(status="ready").values_list("original_name", flat=True)}
         questions = [q for q in common.with_splits(common.load_questions()) if set(q["expected_doc_ids"]) <= ready]
+        # The in-domain unanswerable questions (their split is declared in the file).
+        questions += [q for q in load_in_domain() if q["paper"] in ready]
         retriever = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
     else:
         print("no collection: SciFact only", file=sys.stderr)
@@ -244,20 +254,22 @@ def main() -> None:
     feature_sets = {}
     if not args.report_only:
         # Every candidate feature set's fit, reported (calibration and held-out AUC); the
-        # model uses NEED_FEATURES (see agent.local.sufficiency for why).
+        # model uses --features (see agent.local.sufficiency for why).
         for names in (NEED_FEATURES, ("best_logit",), ("best_logit", "margin", "support"),
-                      ("best_logit", "margin", "support", "idf_context"), ALL_FEATURES):
+                      ("best_logit", "support", "focus_miss"), ("best_logit", "support", "fit_gap"),
+                      tuple(args.features.split(",")), ALL_FEATURES):
             w, b = _fit([_select(r, names) for r in calib_all], args.l2)
             feature_sets[",".join(names)] = {
                 "weights": list(w),
                 **{split: {src: _auc([_select(r, names) for r in rows if r["split"] == sp and r["source"] == src], w, b)
                            for src in ("scifact", "devbench")} for split, sp in (("calibration", CALIBRATION),
                                                                                 ("held_out", "test"))}}
-    rows = [_select(r, NEED_FEATURES) for r in rows]
+    base = AuditorParams()
+    names = base.need_features if args.report_only else tuple(args.features.split(","))
+    rows = [_select(r, names) for r in rows]
     calib = [r for r in rows if r["split"] == CALIBRATION]
     held = [r for r in rows if r["split"] != CALIBRATION]
 
-    base = AuditorParams()
     if args.report_only:
         weights, bias, t = base.need_weights, base.need_bias, base.need_min
     else:
@@ -265,10 +277,11 @@ def main() -> None:
         probs = _probs(calib, weights, bias)
         # Lowest cost; ties go to the higher threshold (the more cautious decision).
         t = min(GRID, key=lambda g: (round(_cost(calib, probs, g), 6), -g))
-    params = replace(base, need_weights=tuple(weights), need_bias=bias, need_min=t, need_partial_min=t)
+    params = replace(base, need_features=names, need_weights=tuple(weights), need_bias=bias, need_min=t,
+                     need_partial_min=t)
     p_cal, p_held = _probs(calib, weights, bias), _probs(held, weights, bias)
     report = {
-        "features": list(NEED_FEATURES), "need_weights": list(weights), "need_bias": bias, "need_min": t,
+        "features": list(names), "need_weights": list(weights), "need_bias": bias, "need_min": t,
         "costs": {"answer_unanswered": COST_ANSWER_UNANSWERED, "refuse_answered": COST_REFUSE_ANSWERED,
                   "unanswered_prior": UNANSWERED_PRIOR},
         "rows": {"calibration": dict(Counter(f"{r['source']}:{r['kind']}" for r in calib)),
@@ -290,14 +303,17 @@ def main() -> None:
 
     def choose(grid, make):
         """The grid point of lowest whole-run cost on the calibration half; ties go to the
-        later (more cautious) point."""
+        later (more cautious) point. A point that answers an out-of-scope calibration
+        question is never chosen (the issue's goal is none answered; the last point of each
+        grid is the most cautious one, so one is always left)."""
         best = None
         for value in grid:
             out = _loop("agentic", make(value), cal_q, retriever)
             c = round(_loop_cost(out), 4)
             print(f"{value}: cost {c} {_tally(out)}", file=sys.stderr, flush=True)
             loop.setdefault("grid", []).append({"value": value, "cost": c, "tally": _tally(out)})
-            if best is None or c <= best[0]:
+            out_of_scope_answered = any(v[0] == bm.REFUSE and v[1] in ("ANSWER", "PARTIAL") for v in out.values())
+            if (best is None or c <= best[0]) and not out_of_scope_answered:
                 best = (c, value, out)
         return best
 
@@ -308,10 +324,11 @@ def main() -> None:
         # need_min on whole runs (the row-level choice above is reported, not used: the loop's
         # retries and multi-part questions change what one need's decision costs), then the
         # premise waiver at that need_min.
-        best = choose([0.0, 0.2, 0.3, 0.35, 0.4, t], lambda v: replace(params, need_min=v, need_partial_min=v))
+        best = choose(sorted({0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, t}),
+                      lambda v: replace(params, need_min=v, need_partial_min=v))
         params = replace(params, need_min=best[1], need_partial_min=best[1])
         loop["need_min"] = best[1]
-        best = choose([0.6, 0.8, 1.01], lambda v: replace(params, premise_unconfirmed_min=v))
+        best = choose([0.6, 0.65, 0.7, 0.75, 0.8, 1.01], lambda v: replace(params, premise_unconfirmed_min=v))
         params = replace(params, premise_unconfirmed_min=best[1])
         loop["premise_unconfirmed_min"] = best[1]
     loop["calibration_cost"] = best[0]

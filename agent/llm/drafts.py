@@ -53,19 +53,10 @@ def local_answer_quotes(question: str, needs: Sequence[str], sources: Sequence[S
     among its candidates (answer type, anchors, eligibility), those whose need probability, were
     each the need's best sentence, clears its calibrated `need_min` (agent.local.sufficiency):
     what the extractive backend would answer with, or refuse without."""
-    from agent.local import sufficiency
     from agent.local.auditor import LocalAuditor
 
-    auditor = LocalAuditor(embed=embed)
-    p = auditor.params
     plan = Plan(facts=list(needs), sub_queries=[question])
-    out: set[str] = set()
-    for per_need in auditor.rank_sentences(question, plan, list(sources)):
-        for quote, _chunk, answers, x in per_need:
-            alone = sufficiency.features([(answers, x)])
-            if p.need_weights and sufficiency.probability(alone, p.need_weights, p.need_bias) >= p.need_min:
-                out.add(normalise(quote))
-    return out
+    return {normalise(q) for q in LocalAuditor(embed=embed).answering_quotes(question, plan, list(sources))}
 
 
 def quote_when_unsupported(sentences: Sequence[DraftSentence], sources: Sequence[Source], *, question: str,

@@ -105,14 +105,19 @@ class AuditorParams:
     # never). bench/devbench.py --calibrate-premise on the devbench calibration half: flat
     # (no calibration outcome changes at any value), so it stays off (docs/benchmarks.md).
     premise_rival_frame: float = 1.01
-    # Whether a need is answered at all (agent.local.sufficiency: a logistic model over its
-    # best candidate's selection logit and support, in the order of NEED_FEATURES), and the
+    # Whether a need is answered at all (agent.local.sufficiency: a logistic model over the
+    # features `need_features` of its best candidate, weights in that order), and the
     # probabilities that make it SUPPORTED / PARTIAL (equal: no PARTIAL band was fitted).
     # Weights fitted by bench/calibrate_sufficiency.py on SciFact calibration claims and the
     # devbench calibration half. The whole-run cost on the calibration half is flat from 0 to
     # 0.35 (0.35 won only by a gold-removed twin turned into a wrong FALSE_PREMISE), so the
     # threshold is the lowest point of that flat stretch that was measured apart from 0:
     # it changes no calibration outcome of answerable questions (docs/benchmarks.md).
+    # A model that also weighs what the best sentence leaves out of the asked focus and
+    # answer type (focus_miss, fit_gap) was fitted with bench/in_domain_questions.jsonl and
+    # refuses more in-domain unanswerable questions, but refused more answerable ones on
+    # every held-out set, so it is not the default (docs/benchmarks.md, "Refusals, stop 24").
+    need_features: tuple[str, ...] = sufficiency.NEED_FEATURES
     need_weights: tuple[float, ...] = (0.619, 3.2922)
     need_bias: float = -0.6589
     need_min: float = 0.2
@@ -172,7 +177,7 @@ class LocalAuditor:
         asked = plan.facts or [question]
         for n, (fact, fvec) in enumerate(zip(facts, fact_vecs)):
             scores, ranked = self._rank(fact, fvec, cands, sent_vecs, sources, doc_terms, idf)
-            need_p = self.need_probability(ranked)
+            need_p = self.need_probability(ranked, fact, cands)
             need_ps.append(need_p)
             fact_label = self._need_label(need_p)
             picked: list[SupportingSentence] = []
@@ -235,15 +240,26 @@ class LocalAuditor:
         return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
                            reason=reason)
 
-    def need_probability(self, ranked: list[tuple[float, float, SentenceScore, np.ndarray]]) -> float:
+    def need_probability(self, ranked: list[tuple[float, float, SentenceScore, np.ndarray]], fact: str,
+                         cands: list[Candidate]) -> float:
         """P(the need is answered by its best sentence): agent.local.sufficiency's model over
-        the need's ranked candidates. Without fitted weights, the best candidate's own
-        P(answers) (the selection model) stands in."""
+        the need's ranked candidates (AuditorParams.need_features). Without fitted weights,
+        the best candidate's own P(answers) (the selection model) stands in."""
         p = self.params
-        pairs = [(answers, x) for answers, _, _, x in ranked]
         if not p.need_weights:
-            return pairs[0][0] if pairs else 0.0
-        return sufficiency.probability(sufficiency.features(pairs), p.need_weights, p.need_bias)
+            return ranked[0][0] if ranked else 0.0
+        x = self.need_features(ranked, fact, cands, p.need_features)
+        return sufficiency.probability(x, p.need_weights, p.need_bias)
+
+    @staticmethod
+    def need_features(ranked: list[tuple[float, float, SentenceScore, np.ndarray]], fact: str,
+                      cands: list[Candidate], names) -> np.ndarray | None:
+        """agent.local.sufficiency's features `names` of the need from its ranked candidates."""
+        if not ranked:
+            return None
+        best = cands[ranked[0][2].index]
+        miss = sufficiency.focus_miss(sufficiency.asked_focus(fact), best.terms, term_set(best.context))
+        return sufficiency.features([(answers, x) for answers, _, _, x in ranked], names, miss=miss)
 
     def _need_label(self, prob: float) -> SupportLabel:
         if prob >= self.params.need_min:
@@ -287,11 +303,12 @@ class LocalAuditor:
         ranked.sort(key=lambda r: -r[0])
         return scores, ranked
 
-    def rank_sentences(self, question: str, plan: Plan, sources: list[Source],
+    def rank_sentences(self, question: str, plan: Plan, sources: list[Source], *, need_features=None,
                        ) -> list[list[tuple[str, int, float, np.ndarray]]]:
         """Per fact of the plan, every candidate sentence as (quote, chunk id, P(answers),
         features), best first: what audit() chooses from (bench/calibrate_selection.py fits
-        the model on these)."""
+        the model on these). With `need_features` (names of agent.local.sufficiency), each fact
+        gives (its need features, that list) instead (bench/calibrate_sufficiency.py)."""
         facts = plan_facts(question, plan)
         cands = candidates(facts, plan.premise, sources)
         vecs = self._vectors(facts + [c.raw or c.quote for c in cands])
@@ -300,8 +317,27 @@ class LocalAuditor:
         out = []
         for fact, fvec in zip(facts, vecs[: len(facts)]):
             _, ranked = self._rank(fact, fvec, cands, vecs[len(facts):], sources, doc_terms, idf)
-            out.append([(cands[sc.index].quote, sources[cands[sc.index].source_index].chunk_id, answers, x)
-                        for answers, _, sc, x in ranked])
+            listed = [(cands[sc.index].quote, sources[cands[sc.index].source_index].chunk_id, answers, x)
+                      for answers, _, sc, x in ranked]
+            out.append(listed if need_features is None else
+                       (self.need_features(ranked, fact, cands, need_features), listed))
+        return out
+
+    def answering_quotes(self, question: str, plan: Plan, sources: list[Source]) -> set[str]:
+        """The candidate sentences that would answer a need were each the need's best one
+        (its need probability, agent.local.sufficiency, clears `need_min`)."""
+        p = self.params
+        facts = plan_facts(question, plan)
+        cands = candidates(facts, plan.premise, sources)
+        vecs = self._vectors(facts + [c.raw or c.quote for c in cands])
+        doc_terms = terms_by_document(sources)
+        idf = candidate_idf([c.terms for c in cands])
+        out: set[str] = set()
+        for fact, fvec in zip(facts, vecs[: len(facts)]):
+            _, ranked = self._rank(fact, fvec, cands, vecs[len(facts):], sources, doc_terms, idf)
+            for r in ranked:
+                if p.need_weights and self.need_probability([r], fact, cands) >= p.need_min:
+                    out.add(cands[r[2].index].quote)
         return out
 
     def _conflict(self, fact: str, picked: list[SupportingSentence], near: list[Candidate],

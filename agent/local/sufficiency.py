@@ -18,9 +18,16 @@ unlikely), and answer fit, focus and anchors are constant on SciFact claims, so 
 dozen devbench needs would fit them. Two features with positive weights generalise better
 than seven fitted on that.
 
+Two features aimed at questions about a paper that the paper does not answer are here too
+(focus_miss: what the best sentence leaves out of the asked focus, asked_focus; fit_gap: 1 -
+its answer fit), 0 on SciFact claims, fitted with bench/in_domain_questions.jsonl. Which
+features the model uses is a parameter of the role (AuditorParams.need_features, with the
+weights); the default keeps the two above, since the fitted focus model refused more
+answerable held-out questions (docs/benchmarks.md, "Refusals, stop 24").
+
 A need with no candidate at all (every sentence failed the answer-type or anchor gates) has
 probability 0. The weights are fields of agent.local.auditor.AuditorParams
-(`need_weights`, `need_bias`), fitted on declared calibration data only: SciFact calibration
+(`need_features`, `need_weights`, `need_bias`), fitted on declared calibration data only: SciFact calibration
 claims (SUPPORT/CONTRADICT, whose abstract states the claim's matter, against NEI, whose
 abstract is on topic without stating it) and the devbench calibration half (needs whose
 evidence holds a gold span, the same needs with the gold-span chunks removed from the
@@ -32,15 +39,55 @@ evidence does not state costs more than a refusal of what it does).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
 
+from agent.local.answer_type import need_of
 from agent.local.selection import FEATURES
+from agent.local.text import content_terms, coverage
 
-ALL_FEATURES = ("best_logit", "margin", "support", "idf_context", "answer_fit", "focus", "anchors")
+ALL_FEATURES = ("best_logit", "margin", "support", "idf_context", "answer_fit", "focus", "anchors", "focus_miss",
+                "fit_gap")
+# The default model's features (agent.local.auditor.AuditorParams.need_features keeps the
+# names with the weights the role uses).
 NEED_FEATURES = ("best_logit", "support")
 _MARGIN_CAP = 3.0
+# "What is the N of ...", "Which is the N used ...": the noun the question asks for.
+_WHAT_THE_N = re.compile(
+    r"^(?:what|which)\s+(?:is|are|was|were)\s+(?:the\s+|a\s+|an\s+)?(?P<n>[\w\-]+(?:\s+[\w\-]+){0,2}?)\s+"
+    r"(?:of|in|for|on|that|when|used|does|do|did)\b", re.IGNORECASE)
+
+
+# Nouns that name only the form of a numeric answer ("what *share* of the fields", "the
+# *accuracy* of X"): an answering sentence gives the number ("88.4% of the fields") without
+# the word, so they are not a focus the sentence must name.
+_MEASURES = frozenset(content_terms("number percentage percent fraction share proportion ratio value amount count "
+                                    "score accuracy size total"))
+
+
+def asked_focus(fact: str) -> list[str]:
+    """The stemmed terms of what the need asks for: the focus of agent.local.answer_type
+    ("how many *GPUs*", "which *optimizer*"), else the noun of "what is the N of ..."
+    ("what is the *carbon footprint* of ..."), less the nouns that only name a measure;
+    [] when the need names none."""
+    focus = need_of(fact).focus
+    if not focus:
+        m = _WHAT_THE_N.match(fact.strip())
+        focus = content_terms(m.group("n")) if m else []
+    return [t for t in focus if t not in _MEASURES]
+
+
+def focus_miss(focus: list[str], sentence_terms: set[str], context_terms: set[str]) -> float:
+    """How much of the asked focus the answering sentence leaves out: 0 when it names it (or
+    the need has none), 1 when neither it nor the sentence before does; a focus named only
+    in the sentence before counts half ("We try three pooling strategies. The default is MEAN.")."""
+    if not focus:
+        return 0.0
+    in_sentence = coverage(focus, sentence_terms)
+    with_context = coverage(focus, sentence_terms | context_terms)
+    return 1.0 - (in_sentence + 0.5 * (with_context - in_sentence))
 
 
 def _logit(p: float) -> float:
@@ -48,17 +95,21 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def features(ranked: Sequence[tuple[float, np.ndarray]], names: Sequence[str] = NEED_FEATURES) -> np.ndarray | None:
+def features(ranked: Sequence[tuple[float, np.ndarray]], names: Sequence[str] = NEED_FEATURES, *,
+             miss: float = 0.0) -> np.ndarray | None:
     """The need's features `names` (of ALL_FEATURES) from its candidates as (P(answers),
     selection features), best first; None when it has no candidate. The margin is the best
-    logit minus the second's, capped at 3 (a lone candidate gets the cap)."""
+    logit minus the second's, capped at 3 (a lone candidate gets the cap); `miss` is the
+    best candidate's focus_miss (the caller knows its terms); fit_gap is 1 - its answer fit
+    (it holds a number, but not next to the asked focus: 0.7)."""
     if not ranked:
         return None
     best_p, best_x = ranked[0]
     z1 = _logit(best_p)
     values = {"best_logit": z1,
-              "margin": _MARGIN_CAP if len(ranked) < 2 else min(z1 - _logit(ranked[1][0]), _MARGIN_CAP)}
-    for name in ALL_FEATURES[2:]:
+              "margin": _MARGIN_CAP if len(ranked) < 2 else min(z1 - _logit(ranked[1][0]), _MARGIN_CAP),
+              "focus_miss": miss, "fit_gap": 1.0 - float(best_x[FEATURES.index("answer_fit")])}
+    for name in ("support", "idf_context", "answer_fit", "focus", "anchors"):
         values[name] = float(best_x[FEATURES.index(name)])
     return np.array([values[n] for n in names], dtype=np.float64)
 
