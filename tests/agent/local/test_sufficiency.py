@@ -230,8 +230,9 @@ def test_the_auditor_threshold_is_a_parameter(embed):
     # "what is the N of X" asks for N, not for X.
     ("What is the carbon footprint of training Harrowgate?", ["carbon", "footprint"]),
     ("What is the learning rate of Harrowgate's optimizer?", ["learn", "rate"]),
-    # A noun that only names a measure is given by the number, not by the word.
-    ("What share of the fields does Harrowgate extract correctly?", []),
+    # A noun that only names a measure is given by the number, not by the word: "what share
+    # of X" asks about X (answer_type.need_of).
+    ("What share of the fields does Harrowgate extract correctly?", ["field"]),
     ("What is the accuracy of the strongest rule-based system?", []),
     ("What BLEU score does Harrowgate reach?", ["bleu"]),
     # A definition or a yes/no question names no focus.
