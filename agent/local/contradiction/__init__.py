@@ -1,0 +1,81 @@
+"""Does a sentence contradict a claim (a question's premise, or another sentence)?
+
+Surface cues only (no NLI model ships inside a PyPI package), but general ones rather
+than a word list fitted to a benchmark:
+
+- negation scope: the sentence negates one of the claim's own terms ("we do not use X",
+  "without X", "X is not ...") while the claim asserts it;
+- alternatives: the sentence says the claim's term was set aside for another one
+  ("A instead of / rather than / in place of B", "replacing B with A", "not B but A",
+  "dispensing with B"), or, for a claim that sets B aside for A, that B was the one
+  chosen ("we chose B");
+- substitution: the sentence holds the claim's relation but another value in its place,
+  where "another value" is a number of the same kind next to the same word, or a term
+  that the evidence itself lists as an alternative of the claim's term (siblings in a
+  coordination: "MEAN-strategy ... and MAX-strategy", "A, B or C");
+- another name in the same frame: the sentence holds the words on both sides of one of
+  the claim's names, with a different name between them that is no alias of it ("fetches
+  results from the Google API" against "... from the Bing API"), about the same subject;
+- opposites of direction and degree (increase/decrease, higher/lower; agent.local.text).
+
+Each cue needs the sentence to be about the claim (the auditor checks relevance with its
+calibrated threshold); the cue only says how it disagrees.
+"""
+
+from __future__ import annotations
+
+from agent.local.contradiction.alternatives import alternatives, alternatives_led, chooses_rejected
+from agent.local.contradiction.direction import direction, direction_clash, reversed_comparison
+from agent.local.contradiction.names import acronym_of, alias
+from agent.local.contradiction.negation import negated_stems
+from agent.local.contradiction.quantities import number_substitution, spell_digits
+from agent.local.contradiction.slots import siblings, slot_filler, term_substitution, value_substitution
+from agent.local.contradiction.terms import content, name_stems
+from agent.local.text import antonym_clash
+
+__all__ = [
+    "acronym_of", "alias", "alternatives", "chooses_rejected", "contradiction_cue", "direction",
+    "direction_clash", "negated_stems", "number_substitution", "reversed_comparison", "siblings",
+    "slot_filler", "spell_digits", "term_substitution", "value_substitution",
+]
+
+
+def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[str]] | None = None,
+                      context: str = "") -> str:
+    """How the sentence disagrees with the claim: "negation", "alternative", "number",
+    "order" (a comparison reversed), "substitution" (a listed sibling), "entity" (another
+    name in the claim's own frame), "antonym", or "" when no cue is found."""
+    claim_terms = set(content(claim))
+    claim_negated = negated_stems(claim)
+    asserted = claim_terms - claim_negated
+    # A claim's own "A instead of B" asserts A, not B.
+    for chosen, rejected in alternatives(claim):
+        asserted -= rejected
+    # The more specific cue first: "not by A but by B" is an alternative, not just a negation.
+    for chosen, rejected, lead in alternatives_led(sentence):
+        # What is set aside must be the claim's own term, not a predicate that merely
+        # shares a word with it ("TNF is not required for granuloma formation, but ...").
+        if lead in asserted and not (chosen & asserted):
+            return "alternative"
+    # The claim's "A instead of B" against a sentence saying B was the one chosen.
+    if chooses_rejected(claim, sentence):
+        return "alternative"
+    sent_negated = negated_stems(sentence)
+    # The sentence negates something the claim asserts, and the claim negates nothing there.
+    hit = (asserted & sent_negated) - claim_negated
+    # One shared word is weak ("X is not recommended" against a premise that merely
+    # mentions a recommendation): two negated terms of the claim are needed, and not only
+    # its names ("we compare LLaMA without RALM" denies nothing RALM is said to do).
+    if len(hit) >= 2 and hit - name_stems(claim):
+        return "negation"
+    if number_substitution(claim, sentence):
+        return "number"
+    if reversed_comparison(claim, sentence):
+        return "order"
+    if sibling_map and term_substitution(claim, sentence, sibling_map, context=context):
+        return "substitution"
+    if value_substitution(claim, sentence, context=context):
+        return "entity"
+    if antonym_clash(claim, sentence):
+        return "antonym"
+    return ""
