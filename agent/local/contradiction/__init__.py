@@ -4,7 +4,8 @@ Surface cues only (no NLI model ships inside a PyPI package), but general ones r
 than a word list fitted to a benchmark:
 
 - negation scope: the sentence negates one of the claim's own terms ("we do not use X",
-  "without X", "X is not ...") while the claim asserts it;
+  "without X", "X is not ...") while the claim asserts it (a negated proposition whose
+  subject is the claim's is negation.denied_clause, used by agent.local.premise_check);
 - alternatives: the sentence says the claim's term was set aside for another one
   ("A instead of / rather than / in place of B", "replacing B with A", "not B but A",
   "dispensing with B"), or, for a claim that sets B aside for A, that B was the one
@@ -16,7 +17,12 @@ than a word list fitted to a benchmark:
 - another name in the same frame: the sentence holds the words on both sides of one of
   the claim's names, with a different name between them that is no alias of it ("fetches
   results from the Google API" against "... from the Bing API"), about the same subject;
-- opposites of direction and degree (increase/decrease, higher/lower; agent.local.text).
+- opposites of direction and degree (increase/decrease, higher/lower; agent.local.text), in
+  the claim word's own slot: next to a word that stands next to it in the claim.
+
+Negation scope ignores "not only", "not just", "if not", "no matter" (they add or hedge).
+Modules by topic: negation (scope, negated clauses), alternatives (instead-of frames),
+quantities (numbers), direction (order, opposites), slots and names (entity-slot clashes).
 
 Each cue needs the sentence to be about the claim (the auditor checks relevance with its
 calibrated threshold); the cue only says how it disagrees.
@@ -25,16 +31,20 @@ calibrated threshold); the cue only says how it disagrees.
 from __future__ import annotations
 
 from agent.local.contradiction.alternatives import alternatives, alternatives_led, chooses_rejected
-from agent.local.contradiction.direction import direction, direction_clash, reversed_comparison
+from agent.local.contradiction.direction import (
+    antonym_in_slot,
+    direction,
+    direction_clash,
+    reversed_comparison,
+)
 from agent.local.contradiction.names import acronym_of, alias
 from agent.local.contradiction.negation import negated_stems
 from agent.local.contradiction.quantities import number_substitution, spell_digits
 from agent.local.contradiction.slots import siblings, slot_filler, term_substitution, value_substitution
 from agent.local.contradiction.terms import content, name_stems
-from agent.local.text import antonym_clash
 
 __all__ = [
-    "acronym_of", "alias", "alternatives", "chooses_rejected", "contradiction_cue", "direction",
+    "acronym_of", "alias", "alternatives", "antonym_in_slot", "chooses_rejected", "contradiction_cue", "direction",
     "direction_clash", "negated_stems", "number_substitution", "reversed_comparison", "siblings",
     "slot_filler", "spell_digits", "term_substitution", "value_substitution",
 ]
@@ -76,6 +86,6 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
         return "substitution"
     if value_substitution(claim, sentence, context=context):
         return "entity"
-    if antonym_clash(claim, sentence):
+    if antonym_in_slot(claim, sentence):
         return "antonym"
     return ""

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from agent.local.contradiction.negation import CLAUSE_END
 from agent.local.contradiction.terms import content
-from agent.local.text import NEGATIONS, stem, words
+from agent.local.text import ANTONYMS, NEGATIONS, STOPWORDS, stem, words
 
 # "A is faster than B": the comparative and what stands on each side of it.
 _COMPARATIVE = re.compile(r"\b(?P<comp>(?:more|less|fewer)\s+[a-z]+|(?!rather\b|other\b)[a-z]+er)\s+than\s+"
@@ -70,3 +70,36 @@ def direction_clash(claim: str, sentence: str) -> bool:
     """The claim and the sentence point opposite ways ("X worsens Y" against "Y improved with X")."""
     a, b = direction(claim), direction(sentence)
     return a * b < 0
+
+
+_ANTONYM_REACH = 2  # content words on each side of an opposite that frame it
+
+
+def _antonym_frames(text: str) -> dict[str, set[str]]:
+    """Each word of the text (and each part of a hyphenated one) with the content stems next
+    to it: up to _ANTONYM_REACH content words on each side."""
+    ws = words(text)
+    content_at = [i for i, w in enumerate(ws) if w not in STOPWORDS and w not in NEGATIONS and len(w) > 1]
+    out: dict[str, set[str]] = {}
+    for i, w in enumerate(ws):
+        before = [stem(ws[j]) for j in content_at if j < i][-_ANTONYM_REACH:]
+        after = [stem(ws[j]) for j in content_at if j > i][:_ANTONYM_REACH]
+        for form in {w, *(p for p in w.split("-") if len(p) > 1)}:
+            out.setdefault(form, set()).update(before + after)
+    return out
+
+
+def antonym_in_slot(claim: str, sentence: str) -> bool:
+    """The sentence uses the opposite of one of the claim's words (agent.local.text.ANTONYMS)
+    in that word's place: next to one of the content words that stand next to it in the
+    claim ("Caching increases latency" / "Caching decreases latency"). An opposite elsewhere
+    in the sentence speaks of something else ("... before contrastive pre-training" is not
+    denied by "After this step, we end up with ...")."""
+    claim_frames, sent_frames = _antonym_frames(claim), _antonym_frames(sentence)
+    for w, near in claim_frames.items():
+        opposite = ANTONYMS.get(w)
+        if not opposite or w in sent_frames or opposite & claim_frames.keys():
+            continue
+        if any(near & sent_frames[o] for o in opposite & sent_frames.keys()):
+            return True
+    return False

@@ -12,6 +12,7 @@ from agent.local.contradiction import (
     negated_stems,
     siblings,
 )
+from agent.local.contradiction.negation import denied_clause
 
 
 @pytest.mark.parametrize(
@@ -64,6 +65,18 @@ from agent.local.contradiction import (
         ("Lumen is faster than Quill", "Quill is faster than older parsers, and Lumen is faster than Quill.", ""),
         # Opposites of direction.
         ("Caching increases latency", "Caching decreases latency for repeated queries.", "antonym"),
+        ("Harrow deduplicates receipts before tagging them", "Harrow deduplicates receipts after tagging them.",
+         "antonym"),
+        # An opposite that qualifies something else in the sentence is not in the claim's slot.
+        ("Harrow deduplicates its scanned receipts before optical tagging",
+         "After this pass, about two thousand receipts are left for optical tagging.", ""),
+        ("The ranker gives higher scores to long receipts",
+         "Lower bounds on recall hold for the ranker, which scores long receipts first.", ""),
+        # "Not only X" adds to X rather than denying it.
+        ("Harrow tags handwritten receipts with vendor names",
+         "Not only does Harrow tag handwritten receipts with vendor names, it also reads their totals.", ""),
+        ("Harrow tags handwritten receipts with vendor names",
+         "Harrow does not tag handwritten receipts with vendor names.", "negation"),
         # Another name in the claim's own frame (same words on both sides, same subject).
         ("Lumen fetches its web results from the Bing API", "Lumen fetches its web results from the Google API.",
          "entity"),
@@ -158,3 +171,36 @@ def test_an_alias_is_told_from_a_rival_name(a, b, same):
 def test_an_acronym_takes_the_initials_of_the_parts():
     assert acronym_of("sbert", "sentence-bert") and acronym_of("rrr", "rewrite-retrieve-read")
     assert not acronym_of("bert", "sentence-bert") and not acronym_of("sbert", "sentencebert")
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "denied"),
+    [
+        # The clause that carries the claim is negated, its subject included.
+        ("Osprey traced the slowdown of the parser to its tokenizer",
+         "Both parsers slow down on long receipts, which shows that the parser's tokenizer itself is not to blame for "
+         "the slowdown of the parser.", True),
+        ("Quill tags receipts with a learned vocabulary",
+         "We find that the learned vocabulary of Quill is not what tags the receipts.", True),
+        # The claim's terms only after the negation: the negation cue's case, not this one's.
+        ("Harrow adds predicted queries to each document",
+         "We do not put any markup between the document text and the predicted queries.", False),
+        # A negated side remark: the affirmative clause still says what the claim says.
+        ("Lumen keeps the top ten pages for each query",
+         "Lumen keeps the top ten pages for each query, and does not cache pages across queries.", False),
+        # A negation of something the claim does not say.
+        ("Quill was trained on receipts", "Quill was trained on receipts that were not handwritten.", False),
+        # The claim is negative itself: agreeing negations are no denial.
+        ("Quill was not trained on receipts", "Quill was not trained on receipts.", False),
+        # "not only": no negation at all.
+        ("Quill was trained on receipts", "Quill was not only trained on receipts, but also on invoices.", False),
+    ],
+)
+def test_a_negated_clause_that_carries_the_claim_denies_it(claim, sentence, denied):
+    assert denied_clause(claim, sentence) == denied
+
+
+def test_not_only_and_if_not_negate_nothing():
+    assert negated_stems("Not only does the parser keep footers, it keeps headers.") == set()
+    assert negated_stems("The parser is comparable, if not better, on tables.") == set()
+    assert "footer" in negated_stems("The parser does not keep footers.")
