@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from agent.local.contradiction.names import alias
 from agent.local.contradiction.quantities import NUMBER_TOKEN, spell_digits
-from agent.local.contradiction.terms import content, stems
+from agent.local.contradiction.terms import content, stems, titled_stems
 from agent.local.text import NEGATIONS, STOPWORDS, anchor_terms, stem, words
 
 
@@ -56,7 +56,7 @@ def term_substitution(claim: str, sentence: str, sibling_map: dict[str, set[str]
     first = re.match(r"\s*([A-Z][\w\-]+)", claim)
     if first and first.group(1).lower() not in STOPWORDS:
         values.add(stem(first.group(1).lower()))
-    for term in (claim_terms - sent) & values:
+    for term in (claim_terms - sent) & values - titled_stems(claim):
         rivals = (sibling_map.get(term, set()) & sent) - claim_terms
         if not rivals:
             continue
@@ -170,8 +170,9 @@ def value_substitution(claim: str, sentence: str, *, context: str = "", frame: f
     if not frame:
         # No frame at all: any name of the sentence may stand in the missing one's place.
         fills = [(term, 0.0, set(_slot_terms(sentence))) for term, _, _ in fills]
+    titled = titled_stems(claim)
     for term, score, fill in fills:
-        if score < frame or term not in names or term in bag or term in fixed:
+        if score < frame or term not in names or term in bag or term in fixed or term in titled:
             continue
         # A number is no rival name (another number is the number cue's).
         rivals = {r for r in (fill & sent_names) - claim_terms

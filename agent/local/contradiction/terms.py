@@ -29,3 +29,16 @@ def name_stems(text: str) -> set[str]:
         out.add(a)
         out.update(stem(p) for p in re.split(r"[-_]", a) if len(p) > 1)
     return out
+
+
+# A quoted span of two or more words: the title of a work ("In 'Reading Long Receipts', ...").
+_QUOTED = re.compile(r"[\'\"\u2018\u201c]([^\'\"\u2019\u201d]+\s[^\'\"\u2019\u201d]+)[\'\"\u2019\u201d]")
+
+
+def titled_stems(text: str) -> set[str]:
+    """Stems of the words inside a quoted title of the text: they name a document, not a
+    value of the relation the text states, so no other word can stand in their place."""
+    out: set[str] = set()
+    for m in _QUOTED.finditer(text):
+        out |= stems(m.group(1)) | {stem(w) for w in words(m.group(1))}
+    return out

@@ -204,3 +204,17 @@ def test_not_only_and_if_not_negate_nothing():
     assert negated_stems("Not only does the parser keep footers, it keeps headers.") == set()
     assert negated_stems("The parser is comparable, if not better, on tables.") == set()
     assert "footer" in negated_stems("The parser does not keep footers.")
+
+
+def test_a_word_of_a_quoted_title_is_no_value_to_substitute():
+    # The collection lists "long" and "short-form" as alternatives; the premise names a paper
+    # whose title holds "Long". A sentence about short-form receipts denies nothing of the title.
+    chunk = "Receipts are either long or short-form."
+    sibling_map = siblings([chunk])
+    assert "short-form" in sibling_map["long"]
+    claim = "Harrow tags receipts by vendor in 'Reading Long Receipts'"
+    assert contradiction_cue(claim, "Harrow tags short-form receipts by vendor.", sibling_map=sibling_map,
+                             context=chunk) == ""
+    # The same word as a value of the relation can be replaced.
+    assert contradiction_cue("Harrow tags Long receipts by vendor", "Harrow tags short-form receipts by vendor.",
+                             sibling_map=sibling_map, context=chunk) == "substitution"
