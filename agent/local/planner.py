@@ -39,10 +39,11 @@ _COMPARISONS = [
 _AUX = r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|should)"
 _SINCE_PREMISE = re.compile(r"^(?:since|given that|because|as|now that|seeing that|considering that)\s+(?P<body>[^,]+),",
                             re.IGNORECASE)
-# "After/Once X did Y, ..." presupposes that X did Y, when the clause has a verb ("After
-# training, ..." and "Once the warm-up phase ends" are left to the main clause).
-_TEMPORAL_PREMISE = re.compile(r"^(?:after|once)\s+(?P<body>[^,]+?\b(?:\w+ed|is|are|was|were|has|have|had)\b[^,]*),",
-                               re.IGNORECASE)
+# "After/Once X did Y, ..." presupposes that X did Y, when the clause names something and
+# has a verb ("After training, ..." is no clause; "Once the index is built, ..." is a step of
+# a procedure, not a claim: both are left to the main clause).
+_TEMPORAL_PREMISE = re.compile(
+    r"^(?i:after|once)\s+(?P<body>[^,]*?\b[A-Z][\w\-\.]*[^,]*?\b(?:\w+ed|is|are|was|were|has|have|had)\b[^,]*),")
 # A request that embeds a question ("Explain why X does Y", "Tell me how X does Y")
 # presupposes what the embedded question does; its clause is already in statement order.
 _REQUEST = re.compile(
@@ -178,7 +179,7 @@ def presupposition(question: str) -> str:
     # place or subject ("In Quill, how are ...") stays with the claim it situates.
     if "," in q and not re.match(r"^(?:why|how|what|which|who|when|where)\b[^,]*\?", q, re.IGNORECASE):
         head, _, tail = q.partition(",")
-        if re.match(r"^(?:when|if|in|for|on|after|during|according to)\b", head, re.IGNORECASE) and tail.strip():
+        if re.match(r"^(?:when|if|in|for|on|after|once|during|according to)\b", head, re.IGNORECASE) and tail.strip():
             inner = presupposition(tail.strip())
             if inner and re.match(r"^(?:in|for|on)\s+\S", head, re.IGNORECASE):
                 return _clean(f"{inner} {head[0].lower()}{head[1:]}")
@@ -194,7 +195,7 @@ def asked_noun(question: str) -> str:
     q = _clean(question).rstrip("?").strip()
     if "," in q:
         head, _, tail = q.partition(",")
-        if re.match(r"^(?:when|if|in|for|on|after|during|according to)\b", head, re.IGNORECASE) and tail.strip():
+        if re.match(r"^(?:when|if|in|for|on|after|once|during|according to)\b", head, re.IGNORECASE) and tail.strip():
             q = tail.strip()
     m = _WH_AUX.match(q)
     if m and m.group("noun"):

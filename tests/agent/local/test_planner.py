@@ -47,6 +47,7 @@ from agent.local.planner import RulePlanner, asked_noun, clarification, presuppo
         ("Now that Lumen uses T5, why is it slower?", "Lumen uses T5"),
         ("After Osprey switched to byte tokens, how did its accuracy change?", "Osprey switched to byte tokens"),
         ("After training, how is Osprey evaluated?", "Osprey evaluated"),
+        ("Once the index is built, how does Osprey answer queries?", "Osprey answer queries"),
         # A dash adds a second question; the first one carries the presupposition.
         ("How fast is the Quill tokenizer \u2014 how many receipts per second, on how many cores?",
          "the Quill tokenizer"),
