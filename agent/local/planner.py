@@ -62,6 +62,8 @@ _MANNER_NOUNS = frozenset({"way", "ways", "extent", "reason", "degree", "sense",
 # "Lumen reranks passages with which model?": the question word in place of the thing asked.
 # Not after a comma ("..., which is faster?" is a question of its own) nor before a verb.
 _IN_SITU = re.compile(rf"(?<!, )\b(?:which|what|how\s+many|how\s+much)\s+(?!{_AUX}\b)(?=[\w\-]+)", re.IGNORECASE)
+_COMPARE_VERB = re.compile(r"\b(?:compare[sd]?|differ[s]?|stack\s+up|measure\s+up)\s+(?:to|with|against|from)\b",
+                           re.IGNORECASE)
 _HOW_COME = re.compile(r"^how\s+come\s+(?P<body>.+?)\??$", re.IGNORECASE)
 _FOLLOWING = re.compile(r"^following\s+[^,]+,\s*(?P<body>.+)$", re.IGNORECASE)
 # "How/When/Where does X do Y" -> "X do Y"; "How many N did X use" -> "X use N";
@@ -242,6 +244,10 @@ def _main_presupposition(q: str) -> str:
     if m:
         noun = m.group("noun") or ""
         body = m.group("body")
+        # "How does A compare to B?" asks the comparison, as a yes/no question asks its
+        # proposition: nothing is taken for granted beyond A and B.
+        if m.group("wh").lower() == "how" and not noun and _COMPARE_VERB.search(body):
+            return ""
         return _clean(f"{body} {noun}" if noun else body)
     m = _WHAT_NOUN_AUX.match(q)
     if m and m.group("noun").lower() not in {"is", "are", "was", "were"}:

@@ -41,7 +41,7 @@ from agent.local.contradiction.names import acronym_of, alias
 from agent.local.contradiction.negation import negated_stems
 from agent.local.contradiction.quantities import number_substitution, spell_digits
 from agent.local.contradiction.slots import siblings, slot_filler, term_substitution, value_substitution
-from agent.local.contradiction.terms import content, name_stems
+from agent.local.contradiction.terms import content, name_stems, titled_stems
 
 __all__ = [
     "acronym_of", "alias", "alternatives", "antonym_in_slot", "chooses_rejected", "contradiction_cue", "direction",
@@ -57,7 +57,8 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     name in the claim's own frame), "antonym", or "" when no cue is found."""
     claim_terms = set(content(claim))
     claim_negated = negated_stems(claim)
-    asserted = claim_terms - claim_negated
+    # The words of a quoted title name a document: the claim asserts nothing with them.
+    asserted = claim_terms - claim_negated - titled_stems(claim)
     # A claim's own "A instead of B" asserts A, not B.
     for chosen, rejected in alternatives(claim):
         asserted -= rejected

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from agent.local.contradiction.terms import content, name_stems
+from agent.local.contradiction.terms import content, name_stems, titled_stems
 from agent.local.text import NEGATIONS, STOPWORDS, stem, words
 
 _SCOPE = 5  # content words after a negation that it covers
@@ -91,7 +91,7 @@ def denied_clause(claim: str, sentence: str) -> bool:
     claim's, so agent.local.premise_check asks for a sentence that otherwise asserts the premise."""
     if any(negation_at(words(c), i) for c in _PROPOSITION_END.split(claim) for i in range(len(words(c)))):
         return False
-    claim_terms = set(content(claim))
+    claim_terms = set(content(claim)) - titled_stems(claim)
     names = name_stems(claim)
     if not any(len(claim_terms & held) >= 2 and claim_terms & held - names for held in negated_subjects(sentence)):
         return False

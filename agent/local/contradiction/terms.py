@@ -36,9 +36,11 @@ _QUOTED = re.compile(r"[\'\"\u2018\u201c]([^\'\"\u2019\u201d]+\s[^\'\"\u2019\u20
 
 
 def titled_stems(text: str) -> set[str]:
-    """Stems of the words inside a quoted title of the text: they name a document, not a
-    value of the relation the text states, so no other word can stand in their place."""
+    """Stems of the words only a quoted title of the text holds: they name a document, not a
+    value of the relation the text states, so no other word can stand in their place and
+    no negation denies them."""
     out: set[str] = set()
     for m in _QUOTED.finditer(text):
         out |= stems(m.group(1)) | {stem(w) for w in words(m.group(1))}
-    return out
+    rest = _QUOTED.sub(" ", text)
+    return out - stems(rest) - {stem(w) for w in words(rest)}

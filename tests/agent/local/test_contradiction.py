@@ -215,6 +215,12 @@ def test_a_word_of_a_quoted_title_is_no_value_to_substitute():
     claim = "Harrow tags receipts by vendor in 'Reading Long Receipts'"
     assert contradiction_cue(claim, "Harrow tags short-form receipts by vendor.", sibling_map=sibling_map,
                              context=chunk) == ""
+    # Nor are they asserted terms a negation could deny.
+    assert contradiction_cue("Harrow tags receipts by vendor in 'Few labels suffice'",
+                             "Few labels do not suffice for tagging.") == ""
+    # A word the claim also uses outside the title is asserted as usual.
+    assert contradiction_cue("Harrow tags receipts by vendor in 'Tagging receipts'",
+                             "Harrow does not tag receipts by vendor.") == "negation"
     # The same word as a value of the relation can be replaced.
     assert contradiction_cue("Harrow tags Long receipts by vendor", "Harrow tags short-form receipts by vendor.",
                              sibling_map=sibling_map, context=chunk) == "substitution"

@@ -58,7 +58,9 @@ def test_every_question_form_yields_its_presupposition(question, premise):
 
 
 @pytest.mark.parametrize("question", ["Does Lumen use page images?", "What is Lumen?", "Is Quill open source?",
-                                      "Tell me whether Lumen uses page images."])
+                                      "Tell me whether Lumen uses page images.",
+                                      "How does a 4K Lumen with retrieval compare to a 16K Quill?",
+                                      "How does Lumen differ from Quill on long receipts?"])
 def test_yes_no_and_definition_questions_presuppose_nothing_to_check(question):
     assert presupposition(question) == ""
 
