@@ -22,7 +22,7 @@ than a word list fitted to a benchmark:
 
 Negation scope ignores "not only", "not just", "if not", "no matter" (they add or hedge).
 Modules by topic: negation (scope, negated clauses), alternatives (instead-of frames),
-quantities (numbers), direction (order, opposites), slots and names (entity-slot clashes).
+quantities (numbers), opposites (order, direction, antonyms), slots and names (entity-slot clashes).
 
 Each cue needs the sentence to be about the claim (the auditor checks relevance with its
 calibrated threshold); the cue only says how it disagrees.
@@ -31,14 +31,14 @@ calibrated threshold); the cue only says how it disagrees.
 from __future__ import annotations
 
 from agent.local.contradiction.alternatives import alternatives, alternatives_led, chooses_rejected
-from agent.local.contradiction.direction import (
+from agent.local.contradiction.names import acronym_of, alias
+from agent.local.contradiction.negation import negated_stems
+from agent.local.contradiction.opposites import (
     antonym_in_slot,
     direction,
     direction_clash,
     reversed_comparison,
 )
-from agent.local.contradiction.names import acronym_of, alias
-from agent.local.contradiction.negation import negated_stems
 from agent.local.contradiction.quantities import number_substitution, spell_digits
 from agent.local.contradiction.slots import siblings, slot_filler, term_substitution, value_substitution
 from agent.local.contradiction.terms import content, name_stems, titled_stems

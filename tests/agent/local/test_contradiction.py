@@ -69,9 +69,9 @@ from agent.local.contradiction.negation import denied_clause
          "antonym"),
         # An opposite that qualifies something else in the sentence is not in the claim's slot.
         ("Harrow deduplicates its scanned receipts before optical tagging",
-         "After this pass, about two thousand receipts are left for optical tagging.", ""),
+         "After this pass, the scanner has about two thousand images left for optical tagging.", ""),
         ("The ranker gives higher scores to long receipts",
-         "Lower bounds on recall hold for the ranker, which scores long receipts first.", ""),
+         "Lower bounds on recall and precision hold for every ranker, and it scores long receipts first.", ""),
         # "Not only X" adds to X rather than denying it.
         ("Harrow tags handwritten receipts with vendor names",
          "Not only does Harrow tag handwritten receipts with vendor names, it also reads their totals.", ""),

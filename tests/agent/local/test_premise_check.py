@@ -148,8 +148,8 @@ OSPREY = [
     ),
     make_source(
         102,
-        "Osprey removes duplicate scans by hashing each image. After this pass, about two thousand receipts are "
-        "left for optical tagging.",
+        "Osprey removes duplicate scans by hashing each image. After this pass, the scanner has about two "
+        "thousand images left for optical tagging.",
         title="Osprey: parsing long receipts",
     ),
     make_source(
