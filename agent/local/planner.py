@@ -60,8 +60,11 @@ _PREP_WH = re.compile(
 _MANNER_NOUNS = frozenset({"way", "ways", "extent", "reason", "degree", "sense", "purpose", "manner", "respect",
                            "end", "point"})
 # "Lumen reranks passages with which model?": the question word in place of the thing asked.
-# Not after a comma ("..., which is faster?" is a question of its own) nor before a verb.
-_IN_SITU = re.compile(rf"(?<!, )\b(?:which|what|how\s+many|how\s+much)\s+(?!{_AUX}\b)(?=[\w\-]+)", re.IGNORECASE)
+# Not after a clause break ("..., which is faster?", "Compare X: how many N?" ask questions of
+# their own), nor before a verb, nor in a request ("Compare X with Y ...").
+_IN_SITU = re.compile(rf"(?<![,:;] )\b(?:which|what|how\s+many|how\s+much)\s+(?!{_AUX}\b)(?=[\w\-]+)", re.IGNORECASE)
+_IMPERATIVE = re.compile(r"^(?:please\s+)?(?:compare|contrast|list|name|give|explain|describe|tell|show|summari[sz]e|"
+                         r"outline|find|state|report)\b", re.IGNORECASE)
 _COMPARE_VERB = re.compile(r"\b(?:compare[sd]?|differ[s]?|stack\s+up|measure\s+up)\s+(?:to|with|against|from)\b",
                            re.IGNORECASE)
 _HOW_COME = re.compile(r"^how\s+come\s+(?P<body>.+?)\??$", re.IGNORECASE)
@@ -261,7 +264,7 @@ def _main_presupposition(q: str) -> str:
     if m:
         return _clean(f"{m.group('noun') or ''} {m.group('body')}")
     # A statement with its question word in place ("Quill was trained on how many receipts?").
-    if not re.match(rf"^{_WH}\b", q, re.IGNORECASE) and _IN_SITU.search(q):
+    if not re.match(rf"^{_WH}\b", q, re.IGNORECASE) and not _IMPERATIVE.match(q) and _IN_SITU.search(q):
         return _clean(_IN_SITU.sub("", q))
     return ""
 

@@ -65,14 +65,19 @@ def _stems_of(ws: list[str]) -> set[str]:
     return held
 
 
+# Negations that stand in a prepositional or adjectival phrase ("uses X without Y", "in the
+# absence of Y") leave the words before them affirmed: they negate no predicate.
+_ADJUNCT_NEGATIONS = frozenset({"without", "absence", "absent"})
+
+
 def negated_subjects(text: str) -> list[set[str]]:
-    """The content stems before the first denying negation of each proposition that has one:
-    the subject of a negated predicate ("the fine-tuning process itself is not responsible
-    for ..." -> {fine-tun, process, itself})."""
+    """The content stems before the first denying negation of a predicate in each proposition
+    that has one: the subject of a negated predicate ("the fine-tuning process itself is
+    not responsible for ..." -> {fine-tun, process, itself}; "We use X without Y" has none)."""
     out = []
     for clause in _PROPOSITION_END.split(text):
         ws = words(clause)
-        first = next((i for i in range(len(ws)) if negation_at(ws, i)), None)
+        first = next((i for i in range(len(ws)) if negation_at(ws, i) and ws[i] not in _ADJUNCT_NEGATIONS), None)
         if first is not None:
             out.append(_stems_of(ws[:first]))
     return out

@@ -188,6 +188,9 @@ def test_an_acronym_takes_the_initials_of_the_parts():
         # A negated side remark: the affirmative clause still says what the claim says.
         ("Lumen keeps the top ten pages for each query",
          "Lumen keeps the top ten pages for each query, and does not cache pages across queries.", False),
+        # "without" negates its own phrase, not the words before it, which stay affirmed.
+        ("Quill reads receipts with a tokenizer", "We use the tokenizer for reading receipts without any retraining.",
+         False),
         # A negation of something the claim does not say.
         ("Quill was trained on receipts", "Quill was trained on receipts that were not handwritten.", False),
         # The claim is negative itself: agreeing negations are no denial.

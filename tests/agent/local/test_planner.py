@@ -60,7 +60,9 @@ def test_every_question_form_yields_its_presupposition(question, premise):
 @pytest.mark.parametrize("question", ["Does Lumen use page images?", "What is Lumen?", "Is Quill open source?",
                                       "Tell me whether Lumen uses page images.",
                                       "How does a 4K Lumen with retrieval compare to a 16K Quill?",
-                                      "How does Lumen differ from Quill on long receipts?"])
+                                      "How does Lumen differ from Quill on long receipts?",
+                                      "Compare Lumen with Quill: how many layers does each have?",
+                                      "List the parsers of Quill with how many layers each has."])
 def test_yes_no_and_definition_questions_presuppose_nothing_to_check(question):
     assert presupposition(question) == ""
 
