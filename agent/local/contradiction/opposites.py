@@ -75,7 +75,7 @@ def direction_clash(claim: str, sentence: str) -> bool:
 # Content words on each side of an opposite that frame it: the smallest reach that keeps
 # every antonym cue the old anywhere-in-the-sentence rule gave on a SciFact calibration
 # CONTRADICT rationale (2 loses 3 of them, 3 loses 1), while it drops 16 of its 21 fires on
-# neutral sentences and 1 of 2 on supporting ones (docs/benchmarks.md, "Premise checks, stop 24").
+# neutral sentences and 1 of 2 on supporting ones (bench/premise_cue_diff.py e194d12).
 _ANTONYM_REACH = 4
 
 
