@@ -66,8 +66,28 @@ def _stems_of(ws: list[str]) -> set[str]:
 
 
 # Negations that stand in a prepositional or adjectival phrase ("uses X without Y", "in the
-# absence of Y") leave the words before them affirmed: they negate no predicate.
-_ADJUNCT_NEGATIONS = frozenset({"without", "absence", "absent"})
+# absence of Y", "failed punctures") or say that evidence is missing ("evidence ... was
+# lacking") leave the words before them affirmed: they negate no predicate of them.
+_ADJUNCT_NEGATIONS = frozenset({"without", "absence", "absent", "lack", "lacks", "lacking", "none", "nothing",
+                                "unable"})
+_FAIL = frozenset({"fail", "fails", "failed"})
+# A negated predicate of knowing ("has not been studied", "is not known", "remains unclear")
+# says the claim is untested, not false.
+_EPISTEMIC = frozenset(stem(w) for w in [
+    "studied", "investigated", "examined", "explored", "known", "clear", "established", "reported", "tested",
+    "evaluated", "assessed", "addressed", "understood", "elucidated", "determined", "characterized",
+    "characterised", "measured", "documented", "described", "yet"])
+
+
+def _predicate_negation(ws: list[str], i: int) -> bool:
+    """A denying negation of a predicate at i: not in a phrase of its own ("without X"), not
+    "failed" as an adjective ("failed to" is a predicate), not a negated predicate of knowing."""
+    if not negation_at(ws, i) or ws[i] in _ADJUNCT_NEGATIONS:
+        return False
+    if ws[i] in _FAIL and not (i + 1 < len(ws) and ws[i + 1] == "to"):
+        return False
+    after = next((w for w in ws[i + 1:] if w not in STOPWORDS and w not in NEGATIONS), "")
+    return stem(after) not in _EPISTEMIC
 
 
 def negated_subjects(text: str) -> list[set[str]]:
@@ -77,7 +97,7 @@ def negated_subjects(text: str) -> list[set[str]]:
     out = []
     for clause in _PROPOSITION_END.split(text):
         ws = words(clause)
-        first = next((i for i in range(len(ws)) if negation_at(ws, i) and ws[i] not in _ADJUNCT_NEGATIONS), None)
+        first = next((i for i in range(len(ws)) if _predicate_negation(ws, i)), None)
         if first is not None:
             out.append(_stems_of(ws[:first]))
     return out

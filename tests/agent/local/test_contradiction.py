@@ -191,6 +191,16 @@ def test_an_acronym_takes_the_initials_of_the_parts():
         # "without" negates its own phrase, not the words before it, which stay affirmed.
         ("Quill reads receipts with a tokenizer", "We use the tokenizer for reading receipts without any retraining.",
          False),
+        # A negated predicate of knowing says the claim is untested, not false.
+        ("Osprey caching reduces parser latency",
+         "However, whether Osprey caching reduces parser latency has not been studied.", False),
+        ("Osprey caching reduces parser latency",
+         "Evidence that Osprey caching reduces parser latency is lacking.", False),
+        # "failed" as an adjective negates no predicate; "failed to" does.
+        ("Osprey caching reduces parser latency",
+         "Osprey caching can reduce the number of failed parses and the parser latency.", False),
+        ("Osprey caching reduces parser latency",
+         "In our runs the Osprey parser caching failed to make any difference.", True),
         # A negation of something the claim does not say.
         ("Quill was trained on receipts", "Quill was trained on receipts that were not handwritten.", False),
         # The claim is negative itself: agreeing negations are no denial.
