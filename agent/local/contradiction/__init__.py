@@ -63,10 +63,13 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     for chosen, rejected in alternatives(claim):
         asserted -= rejected
     # The more specific cue first: "not by A but by B" is an alternative, not just a negation.
+    shared = asserted & set(content(sentence))
     for chosen, rejected, lead in alternatives_led(sentence):
         # What is set aside must be the claim's own term, not a predicate that merely
-        # shares a word with it ("TNF is not required for granuloma formation, but ...").
-        if lead in asserted and not (chosen & asserted):
+        # shares a word with it ("TNF is not required for granuloma formation, but ..."),
+        # and the sentence must share more of the claim than that term: "Replacing BERT with
+        # RoBERTa did not help" says nothing of a claim about what BERT's authors caution.
+        if lead in asserted and not (chosen & asserted) and shared - rejected:
             return "alternative"
     # The claim's "A instead of B" against a sentence saying B was the one chosen.
     if chooses_rejected(claim, sentence):

@@ -43,6 +43,9 @@ from agent.local.contradiction.negation import denied_clause
          "Brightwell encodes pages by dispensing with recurrence entirely.", "alternative"),
         ("Lumen blocks spam senders", "Lumen does not block spam senders outright but instead files their mail.",
          "alternative"),
+        # Setting the claim's subject aside in another relation says nothing of this one.
+        ("Harrow's authors warn that its lexicon is not a good vendor list",
+         "Replacing Harrow with Quill did not change accuracy in our runs.", ""),
         # "not required for X, but ...": a predicate is set aside, not the claim's term.
         ("Quill forms clusters in the absence of labels",
          "Labels are not required for cluster formation, but they sharpen the boundaries.", ""),
