@@ -8,8 +8,11 @@
 4. Every question presupposes something, whatever its form, and that is the premise the
    auditor checks: "Why/How/When does X do Y?" presupposes X does Y; "What/Which N does X
    do?" presupposes X does some N; "Who invented X?" that someone invented X; "Since X,
-   ..." / "Following X, ..." presuppose X. A yes/no question asks its proposition rather
-   than presupposing it, and "What is X?" presupposes only that X exists.
+   ..." / "Following X, ..." / "Now that X, ..." / "After X did Y, ..." presuppose X; a
+   request embeds one ("Explain why X does Y"); "In what way / At which layer does X do
+   Y?" presupposes X does Y; a question word left in place ("X was trained on how many
+   N?") presupposes the statement without it. A yes/no question asks its proposition
+   rather than presupposing it, and "What is X?" presupposes only that X exists.
 5. A question with nothing specific to search for ("what about the results?", "summarize
    it") is marked `clarify="vague"`; a request to summarise or compare whole papers,
    which an extractive backend cannot do, `clarify="whole_document"`.
@@ -33,9 +36,39 @@ _COMPARISONS = [
     re.compile(r"\bcompare\s+(?P<a>.+?)\s+(?:with|to|and)\s+(?P<b>.+?)(?P<rest>[?.,].*|$)", re.IGNORECASE),
     re.compile(r"^(?P<pre>.*?):\s+(?P<a>[^:]+?)\s+and\s+(?P<b>(?:the\s+)?[^:.]+?)\.\s*(?P<rest>.*)$", re.IGNORECASE),
 ]
-_SINCE_PREMISE = re.compile(r"^(?:since|given that|because|as)\s+(?P<body>[^,]+),", re.IGNORECASE)
-_FOLLOWING = re.compile(r"^following\s+[^,]+,\s*(?P<body>.+)$", re.IGNORECASE)
 _AUX = r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|should)"
+_SINCE_PREMISE = re.compile(r"^(?:since|given that|because|as|now that|seeing that|considering that)\s+(?P<body>[^,]+),",
+                            re.IGNORECASE)
+# "After/Once X did Y, ..." presupposes that X did Y, when the clause names something and
+# has a verb ("After training, ..." is no clause; "Once the index is built, ..." is a step of
+# a procedure, not a claim: both are left to the main clause).
+_TEMPORAL_PREMISE = re.compile(
+    r"^(?i:after|once)\s+(?P<body>[^,]*?\b[A-Z][\w\-\.]*[^,]*?\b(?:\w+ed|is|are|was|were|has|have|had)\b[^,]*),")
+# A request that embeds a question ("Explain why X does Y", "Tell me how X does Y")
+# presupposes what the embedded question does; its clause is already in statement order.
+_REQUEST = re.compile(
+    r"^(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:please\s+)?(?:explain|describe|tell\s+me|show\s+me|"
+    r"clarify|outline|say|i\s+wonder|i'?d\s+like\s+to\s+know|i\s+want\s+to\s+know)\s+"
+    r"(?:(?P<noun_wh>what|which|how\s+many|how\s+much)\s+(?P<noun>[\w\-]+)\s+(?P<clause>[A-Z]?[\w\-'\.]+\s.+)"
+    r"|(?P<wh>why|how|when|where|whether|if)\s+(?P<body>.+))$",
+    re.IGNORECASE)
+# "In what way / To what extent / At which layer does X do Y": X does Y (at some layer).
+_PREP_WH = re.compile(
+    rf"^(?P<prep>in|to|at|for|by|on|from|with|under|into|through|during|of)\s+(?:what|which|whose|how\s+many)\s+"
+    rf"(?P<noun>[\w\-]+(?:\s+[\w\-]+)?)\s+(?P<aux>{_AUX})\s+(?P<body>.+?)\??$",
+    re.IGNORECASE)
+_MANNER_NOUNS = frozenset({"way", "ways", "extent", "reason", "degree", "sense", "purpose", "manner", "respect",
+                           "end", "point"})
+# "Lumen reranks passages with which model?": the question word in place of the thing asked.
+# Not after a clause break ("..., which is faster?", "Compare X: how many N?" ask questions of
+# their own), nor before a verb, nor in a request ("Compare X with Y ...").
+_IN_SITU = re.compile(rf"(?<![,:;] )\b(?:which|what|how\s+many|how\s+much)\s+(?!{_AUX}\b)(?=[\w\-]+)", re.IGNORECASE)
+_IMPERATIVE = re.compile(r"^(?:please\s+)?(?:compare|contrast|list|name|give|explain|describe|tell|show|summari[sz]e|"
+                         r"outline|find|state|report)\b", re.IGNORECASE)
+_COMPARE_VERB = re.compile(r"\b(?:compare[sd]?|differ[s]?|stack\s+up|measure\s+up)\s+(?:to|with|against|from)\b",
+                           re.IGNORECASE)
+_HOW_COME = re.compile(r"^how\s+come\s+(?P<body>.+?)\??$", re.IGNORECASE)
+_FOLLOWING = re.compile(r"^following\s+[^,]+,\s*(?P<body>.+)$", re.IGNORECASE)
 # "How/When/Where does X do Y" -> "X do Y"; "How many N did X use" -> "X use N";
 # "How long/often/well does X do Y" -> "X do Y" (the degree is what is asked).
 _WH_AUX = re.compile(
@@ -116,7 +149,7 @@ def _topic(text: str, drop: str = "") -> str:
 def _premise(sentences: list[str]) -> str:
     # A stated claim ("X reportedly costs 25% more. Why ...?") is the premise to check first.
     for s in sentences:
-        if not _is_question(s):
+        if not _is_question(s) and not _REQUEST.match(_clean(s).rstrip(".")):
             m = _FOLLOWING.match(s.strip())
             return _clean(m.group("body") if m else s).rstrip(".")
     for s in sentences:
@@ -132,9 +165,18 @@ def _premise(sentences: list[str]) -> str:
 def presupposition(question: str) -> str:
     """What the question takes for granted, as a statement ("" for yes/no and "what is X")."""
     q = _clean(question).rstrip("?").strip()
-    m = _SINCE_PREMISE.match(q)
+    # A dash adds a second question ("How big is X — how many N?"): the first one presupposes.
+    q = re.split(r"\s+(?:[\u2014\u2013]|--)\s+", q)[0]
+    # A request ends with a full stop ("Explain why X does Y.").
+    q = q.removesuffix(".") if _REQUEST.match(q) else q
+    m = _SINCE_PREMISE.match(q) or _TEMPORAL_PREMISE.match(q)
     if m:
         return _clean(m.group("body"))
+    m = _REQUEST.match(q)
+    if m:
+        if m.group("noun"):
+            return _clean(f"{m.group('clause')} {m.group('noun')}")
+        return "" if m.group("wh").lower() in ("whether", "if") else _clean(m.group("body"))
     m = _FOLLOWING.match(q)
     if m:
         return presupposition(m.group("body")) or _clean(m.group("body"))
@@ -142,7 +184,7 @@ def presupposition(question: str) -> str:
     # place or subject ("In Quill, how are ...") stays with the claim it situates.
     if "," in q and not re.match(r"^(?:why|how|what|which|who|when|where)\b[^,]*\?", q, re.IGNORECASE):
         head, _, tail = q.partition(",")
-        if re.match(r"^(?:when|if|in|for|on|after|during|according to)\b", head, re.IGNORECASE) and tail.strip():
+        if re.match(r"^(?:when|if|in|for|on|after|once|during|according to)\b", head, re.IGNORECASE) and tail.strip():
             inner = presupposition(tail.strip())
             if inner and re.match(r"^(?:in|for|on)\s+\S", head, re.IGNORECASE):
                 return _clean(f"{inner} {head[0].lower()}{head[1:]}")
@@ -158,7 +200,7 @@ def asked_noun(question: str) -> str:
     q = _clean(question).rstrip("?").strip()
     if "," in q:
         head, _, tail = q.partition(",")
-        if re.match(r"^(?:when|if|in|for|on|after|during|according to)\b", head, re.IGNORECASE) and tail.strip():
+        if re.match(r"^(?:when|if|in|for|on|after|once|during|according to)\b", head, re.IGNORECASE) and tail.strip():
             q = tail.strip()
     m = _WH_AUX.match(q)
     if m and m.group("noun"):
@@ -192,10 +234,23 @@ def _main_presupposition(q: str) -> str:
         if (m.group("verb") or "").lower().startswith(("allow", "enabl")):
             body = re.sub(r"^(\S+(?:\s+\S+){0,4}?)\s+to\s+", r"\1 ", body, count=1)  # "X to do Y" -> "X do Y"
         return _clean(body)
+    m = _HOW_COME.match(q)
+    if m:
+        return _clean(m.group("body"))
+    m = _PREP_WH.match(q)
+    if m:
+        noun = m.group("noun")
+        if noun.lower() in _MANNER_NOUNS:
+            return _clean(m.group("body"))
+        return _clean(f"{m.group('body')} {m.group('prep').lower()} {noun}")
     m = _WH_AUX.match(q)
     if m:
         noun = m.group("noun") or ""
         body = m.group("body")
+        # "How does A compare to B?" asks the comparison, as a yes/no question asks its
+        # proposition: nothing is taken for granted beyond A and B.
+        if m.group("wh").lower() == "how" and not noun and _COMPARE_VERB.search(body):
+            return ""
         return _clean(f"{body} {noun}" if noun else body)
     m = _WHAT_NOUN_AUX.match(q)
     if m and m.group("noun").lower() not in {"is", "are", "was", "were"}:
@@ -208,6 +263,9 @@ def _main_presupposition(q: str) -> str:
     m = _WHO_VERB.match(q)
     if m:
         return _clean(f"{m.group('noun') or ''} {m.group('body')}")
+    # A statement with its question word in place ("Quill was trained on how many receipts?").
+    if not re.match(rf"^{_WH}\b", q, re.IGNORECASE) and not _IMPERATIVE.match(q) and _IN_SITU.search(q):
+        return _clean(_IN_SITU.sub("", q))
     return ""
 
 

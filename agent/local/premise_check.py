@@ -19,6 +19,7 @@ import numpy as np
 
 from agent.local.candidates import Candidate, doc_key
 from agent.local.contradiction import alias, value_substitution
+from agent.local.contradiction.negation import denied_clause
 from agent.local.eligibility import eligible
 from agent.local.entailment import fired_cue
 from agent.local.scoring import score_sentences
@@ -87,6 +88,10 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         contexts=[c.context for _, c, _, _ in relevant], sibling_map=sibling_map)
     for (sc, cand, source, relevance), p_false, row in zip(relevant, contradicts, rows):
         cue = fired_cue(row)
+        # A sentence that would assert the premise but for a negation of the clause that
+        # carries it denies it ("... is not necessarily responsible for ..."), and never confirms it.
+        if not cue and denied_clause(premise, cand.quote) and _asserts(premise, cand):
+            cue = "negation"
         # A surface cue, or the classifier (which weighs the cues with the rest).
         if (cue or p_false >= p.premise_false_min) and relevance >= p.premise_contradict_min:
             # Of several disagreeing sentences, the one that shares the premise's rarer

@@ -12,6 +12,7 @@ from agent.local.contradiction import (
     negated_stems,
     siblings,
 )
+from agent.local.contradiction.negation import denied_clause
 
 
 @pytest.mark.parametrize(
@@ -42,6 +43,9 @@ from agent.local.contradiction import (
          "Brightwell encodes pages by dispensing with recurrence entirely.", "alternative"),
         ("Lumen blocks spam senders", "Lumen does not block spam senders outright but instead files their mail.",
          "alternative"),
+        # Setting the claim's subject aside in another relation says nothing of this one.
+        ("Harrow's authors warn that its lexicon is not a good vendor list",
+         "Replacing Harrow with Quill did not change accuracy in our runs.", ""),
         # "not required for X, but ...": a predicate is set aside, not the claim's term.
         ("Quill forms clusters in the absence of labels",
          "Labels are not required for cluster formation, but they sharpen the boundaries.", ""),
@@ -64,6 +68,18 @@ from agent.local.contradiction import (
         ("Lumen is faster than Quill", "Quill is faster than older parsers, and Lumen is faster than Quill.", ""),
         # Opposites of direction.
         ("Caching increases latency", "Caching decreases latency for repeated queries.", "antonym"),
+        ("Harrow deduplicates receipts before tagging them", "Harrow deduplicates receipts after tagging them.",
+         "antonym"),
+        # An opposite that qualifies something else in the sentence is not in the claim's slot.
+        ("Harrow deduplicates its scanned receipts before optical tagging",
+         "After this pass, the scanner has about two thousand images left for optical tagging.", ""),
+        ("The ranker gives higher scores to long receipts",
+         "Lower bounds on recall and precision hold for every ranker, and it scores long receipts first.", ""),
+        # "Not only X" adds to X rather than denying it.
+        ("Harrow tags handwritten receipts with vendor names",
+         "Not only does Harrow tag handwritten receipts with vendor names, it also reads their totals.", ""),
+        ("Harrow tags handwritten receipts with vendor names",
+         "Harrow does not tag handwritten receipts with vendor names.", "negation"),
         # Another name in the claim's own frame (same words on both sides, same subject).
         ("Lumen fetches its web results from the Bing API", "Lumen fetches its web results from the Google API.",
          "entity"),
@@ -158,3 +174,69 @@ def test_an_alias_is_told_from_a_rival_name(a, b, same):
 def test_an_acronym_takes_the_initials_of_the_parts():
     assert acronym_of("sbert", "sentence-bert") and acronym_of("rrr", "rewrite-retrieve-read")
     assert not acronym_of("bert", "sentence-bert") and not acronym_of("sbert", "sentencebert")
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "denied"),
+    [
+        # The clause that carries the claim is negated, its subject included.
+        ("Osprey traced the slowdown of the parser to its tokenizer",
+         "Both parsers slow down on long receipts, which shows that the parser's tokenizer itself is not to blame for "
+         "the slowdown of the parser.", True),
+        ("Quill tags receipts with a learned vocabulary",
+         "We find that the learned vocabulary of Quill is not what tags the receipts.", True),
+        # The claim's terms only after the negation: the negation cue's case, not this one's.
+        ("Harrow adds predicted queries to each document",
+         "We do not put any markup between the document text and the predicted queries.", False),
+        # A negated side remark: the affirmative clause still says what the claim says.
+        ("Lumen keeps the top ten pages for each query",
+         "Lumen keeps the top ten pages for each query, and does not cache pages across queries.", False),
+        # "without" negates its own phrase, not the words before it, which stay affirmed.
+        ("Quill reads receipts with a tokenizer", "We use the tokenizer for reading receipts without any retraining.",
+         False),
+        # A negated predicate of knowing says the claim is untested, not false.
+        ("Osprey caching reduces parser latency",
+         "However, whether Osprey caching reduces parser latency has not been studied.", False),
+        ("Osprey caching reduces parser latency",
+         "Evidence that Osprey caching reduces parser latency is lacking.", False),
+        # "failed" as an adjective negates no predicate; "failed to" does.
+        ("Osprey caching reduces parser latency",
+         "Osprey caching can reduce the number of failed parses and the parser latency.", False),
+        ("Osprey caching reduces parser latency",
+         "In our runs the Osprey parser caching failed to make any difference.", True),
+        # A negation of something the claim does not say.
+        ("Quill was trained on receipts", "Quill was trained on receipts that were not handwritten.", False),
+        # The claim is negative itself: agreeing negations are no denial.
+        ("Quill was not trained on receipts", "Quill was not trained on receipts.", False),
+        # "not only": no negation at all.
+        ("Quill was trained on receipts", "Quill was not only trained on receipts, but also on invoices.", False),
+    ],
+)
+def test_a_negated_clause_that_carries_the_claim_denies_it(claim, sentence, denied):
+    assert denied_clause(claim, sentence) == denied
+
+
+def test_not_only_and_if_not_negate_nothing():
+    assert negated_stems("Not only does the parser keep footers, it keeps headers.") == set()
+    assert negated_stems("The parser is comparable, if not better, on tables.") == set()
+    assert "footer" in negated_stems("The parser does not keep footers.")
+
+
+def test_a_word_of_a_quoted_title_is_no_value_to_substitute():
+    # The collection lists "long" and "short-form" as alternatives; the premise names a paper
+    # whose title holds "Long". A sentence about short-form receipts denies nothing of the title.
+    chunk = "Receipts are either long or short-form."
+    sibling_map = siblings([chunk])
+    assert "short-form" in sibling_map["long"]
+    claim = "Harrow tags receipts by vendor in 'Reading Long Receipts'"
+    assert contradiction_cue(claim, "Harrow tags short-form receipts by vendor.", sibling_map=sibling_map,
+                             context=chunk) == ""
+    # Nor are they asserted terms a negation could deny.
+    assert contradiction_cue("Harrow tags receipts by vendor in 'Few labels suffice'",
+                             "Few labels do not suffice for tagging.") == ""
+    # A word the claim also uses outside the title is asserted as usual.
+    assert contradiction_cue("Harrow tags receipts by vendor in 'Tagging receipts'",
+                             "Harrow does not tag receipts by vendor.") == "negation"
+    # The same word as a value of the relation can be replaced.
+    assert contradiction_cue("Harrow tags Long receipts by vendor", "Harrow tags short-form receipts by vendor.",
+                             sibling_map=sibling_map, context=chunk) == "substitution"

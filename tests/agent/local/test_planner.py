@@ -31,13 +31,38 @@ from agent.local.planner import RulePlanner, asked_noun, clarification, presuppo
         ("What allows Harrow to score receipts without labels?", "Harrow score receipts without labels"),
         # A leading place or subject stays with the claim it situates.
         ("In Harrow, how are the three scores combined?", "the three scores combined in Harrow"),
+        # A request embedding a question presupposes what the embedded question does.
+        ("Explain why Lumen fetches its results from the Bing API.", "Lumen fetches its results from the Bing API"),
+        ("Could you tell me how Quill filters noisy receipts?", "Quill filters noisy receipts"),
+        ("Tell me which tokens Quill uses to mark labels.", "Quill uses to mark labels tokens"),
+        # A question word after a preposition: the event, and the thing asked when it is one.
+        ("In what way does Lumen rerank passages?", "Lumen rerank passages"),
+        ("To what extent does caching reduce Lumen's latency?", "caching reduce Lumen's latency"),
+        ("At which layer does Quill insert its adapter?", "Quill insert its adapter at layer"),
+        # The question word left in place.
+        ("Lumen reranks passages with which model?", "Lumen reranks passages with model"),
+        ("Quill was trained on how many receipts?", "Quill was trained on receipts"),
+        ("How come Lumen needs two GPUs?", "Lumen needs two GPUs"),
+        # A clause the asker takes as settled ("now that", "after/once" with a verb).
+        ("Now that Lumen uses T5, why is it slower?", "Lumen uses T5"),
+        ("After Osprey switched to byte tokens, how did its accuracy change?", "Osprey switched to byte tokens"),
+        ("After training, how is Osprey evaluated?", "Osprey evaluated"),
+        ("Once the index is built, how does Osprey answer queries?", "Osprey answer queries"),
+        # A dash adds a second question; the first one carries the presupposition.
+        ("How fast is the Quill tokenizer \u2014 how many receipts per second, on how many cores?",
+         "the Quill tokenizer"),
     ],
 )
 def test_every_question_form_yields_its_presupposition(question, premise):
     assert RulePlanner().plan(question).premise == premise
 
 
-@pytest.mark.parametrize("question", ["Does Lumen use page images?", "What is Lumen?", "Is Quill open source?"])
+@pytest.mark.parametrize("question", ["Does Lumen use page images?", "What is Lumen?", "Is Quill open source?",
+                                      "Tell me whether Lumen uses page images.",
+                                      "How does a 4K Lumen with retrieval compare to a 16K Quill?",
+                                      "How does Lumen differ from Quill on long receipts?",
+                                      "Compare Lumen with Quill: how many layers does each have?",
+                                      "List the parsers of Quill with how many layers each has."])
 def test_yes_no_and_definition_questions_presuppose_nothing_to_check(question):
     assert presupposition(question) == ""
 

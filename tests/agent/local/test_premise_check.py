@@ -137,3 +137,46 @@ def test_a_second_value_of_a_many_valued_relation_is_not_corrected(embed):
     ]
     audit = _audit(embed, "How does Lumen use BERT to rerank the fetched passages?", sources, rival_frame=0.0)
     assert audit.verdict != Verdict.FALSE_PREMISE
+
+
+OSPREY = [
+    make_source(
+        101,
+        "We profiled both Osprey parsers on receipts of every length. Both parsers slow down on long receipts, "
+        "which shows that the parser's tokenizer itself is not responsible for this.",
+        title="Osprey: parsing long receipts",
+    ),
+    make_source(
+        102,
+        "Osprey removes duplicate scans by hashing each image. After this pass, the scanner has about two "
+        "thousand images left for optical tagging.",
+        title="Osprey: parsing long receipts",
+    ),
+    make_source(
+        103,
+        "Not only does Osprey tag handwritten receipts with vendor names, it also reads their totals.",
+        title="Osprey: parsing long receipts",
+    ),
+]
+
+
+def test_a_negated_clause_carrying_the_premise_corrects_it_with_that_sentence(pipeline):
+    audit, answer = pipeline(
+        "Since Osprey traced the slowdown of the parser to its tokenizer, how can the tokenizer be made faster?",
+        OSPREY,
+    )
+    assert audit.verdict == Verdict.FALSE_PREMISE and "negation" in audit.premise.reason
+    assert answer.outcome == Outcome.FALSE_PREMISE
+    assert answer.citations[0].chunk_id == 101 and "not responsible" in answer.citations[0].quote
+
+
+def test_an_opposite_outside_the_premise_slot_does_not_make_it_false(pipeline):
+    # "before optical tagging" against "After this pass, ...": the opposite qualifies the pass.
+    audit, _ = pipeline("How does Osprey remove duplicate scans before optical tagging?", OSPREY)
+    assert audit.verdict != Verdict.FALSE_PREMISE
+
+
+def test_not_only_confirms_rather_than_denies(pipeline):
+    audit, _ = pipeline("How does Osprey tag handwritten receipts with vendor names?", OSPREY)
+    assert audit.verdict != Verdict.FALSE_PREMISE
+    assert audit.premise.confirmed

@@ -1,0 +1,95 @@
+"""Does a sentence contradict a claim (a question's premise, or another sentence)?
+
+Surface cues only (no NLI model ships inside a PyPI package), but general ones rather
+than a word list fitted to a benchmark:
+
+- negation scope: the sentence negates one of the claim's own terms ("we do not use X",
+  "without X", "X is not ...") while the claim asserts it (a negated proposition whose
+  subject is the claim's is negation.denied_clause, used by agent.local.premise_check);
+- alternatives: the sentence says the claim's term was set aside for another one
+  ("A instead of / rather than / in place of B", "replacing B with A", "not B but A",
+  "dispensing with B"), or, for a claim that sets B aside for A, that B was the one
+  chosen ("we chose B");
+- substitution: the sentence holds the claim's relation but another value in its place,
+  where "another value" is a number of the same kind next to the same word, or a term
+  that the evidence itself lists as an alternative of the claim's term (siblings in a
+  coordination: "MEAN-strategy ... and MAX-strategy", "A, B or C");
+- another name in the same frame: the sentence holds the words on both sides of one of
+  the claim's names, with a different name between them that is no alias of it ("fetches
+  results from the Google API" against "... from the Bing API"), about the same subject;
+- opposites of direction and degree (increase/decrease, higher/lower; agent.local.text), in
+  the claim word's own slot: next to a word that stands next to it in the claim.
+
+Negation scope ignores "not only", "not just", "if not", "no matter" (they add or hedge).
+Modules by topic: negation (scope, negated clauses), alternatives (instead-of frames),
+quantities (numbers), opposites (order, direction, antonyms), slots and names (entity-slot clashes).
+
+Each cue needs the sentence to be about the claim (the auditor checks relevance with its
+calibrated threshold); the cue only says how it disagrees.
+"""
+
+from __future__ import annotations
+
+from agent.local.contradiction.alternatives import alternatives, alternatives_led, chooses_rejected
+from agent.local.contradiction.names import acronym_of, alias
+from agent.local.contradiction.negation import negated_stems
+from agent.local.contradiction.opposites import (
+    antonym_in_slot,
+    direction,
+    direction_clash,
+    reversed_comparison,
+)
+from agent.local.contradiction.quantities import number_substitution, spell_digits
+from agent.local.contradiction.slots import siblings, slot_filler, term_substitution, value_substitution
+from agent.local.contradiction.terms import content, name_stems, titled_stems
+
+__all__ = [
+    "acronym_of", "alias", "alternatives", "antonym_in_slot", "chooses_rejected", "contradiction_cue", "direction",
+    "direction_clash", "negated_stems", "number_substitution", "reversed_comparison", "siblings",
+    "slot_filler", "spell_digits", "term_substitution", "value_substitution",
+]
+
+
+def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[str]] | None = None,
+                      context: str = "") -> str:
+    """How the sentence disagrees with the claim: "negation", "alternative", "number",
+    "order" (a comparison reversed), "substitution" (a listed sibling), "entity" (another
+    name in the claim's own frame), "antonym", or "" when no cue is found."""
+    claim_terms = set(content(claim))
+    claim_negated = negated_stems(claim)
+    # The words of a quoted title name a document: the claim asserts nothing with them.
+    asserted = claim_terms - claim_negated - titled_stems(claim)
+    # A claim's own "A instead of B" asserts A, not B.
+    for chosen, rejected in alternatives(claim):
+        asserted -= rejected
+    # The more specific cue first: "not by A but by B" is an alternative, not just a negation.
+    shared = asserted & set(content(sentence))
+    for chosen, rejected, lead in alternatives_led(sentence):
+        # What is set aside must be the claim's own term, not a predicate that merely
+        # shares a word with it ("TNF is not required for granuloma formation, but ..."),
+        # and the sentence must share more of the claim than that term: "Replacing BERT with
+        # RoBERTa did not help" says nothing of a claim about what BERT's authors caution.
+        if lead in asserted and not (chosen & asserted) and shared - rejected:
+            return "alternative"
+    # The claim's "A instead of B" against a sentence saying B was the one chosen.
+    if chooses_rejected(claim, sentence):
+        return "alternative"
+    sent_negated = negated_stems(sentence)
+    # The sentence negates something the claim asserts, and the claim negates nothing there.
+    hit = (asserted & sent_negated) - claim_negated
+    # One shared word is weak ("X is not recommended" against a premise that merely
+    # mentions a recommendation): two negated terms of the claim are needed, and not only
+    # its names ("we compare LLaMA without RALM" denies nothing RALM is said to do).
+    if len(hit) >= 2 and hit - name_stems(claim):
+        return "negation"
+    if number_substitution(claim, sentence):
+        return "number"
+    if reversed_comparison(claim, sentence):
+        return "order"
+    if sibling_map and term_substitution(claim, sentence, sibling_map, context=context):
+        return "substitution"
+    if value_substitution(claim, sentence, context=context):
+        return "entity"
+    if antonym_in_slot(claim, sentence):
+        return "antonym"
+    return ""

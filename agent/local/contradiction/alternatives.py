@@ -1,0 +1,79 @@
+"""Instead-of frames: "A instead of / rather than / in place of B", "replacing B with A",
+"not B but A", "dispensing with B", and a sentence that chooses what a claim set aside."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from agent.local.contradiction.negation import negated_stems
+from agent.local.contradiction.terms import content
+
+_ALTERNATIVE = [
+    # (pattern, which group is chosen, which is rejected)
+    (re.compile(r"(?P<a>[^,;:()]{3,80}?)\s+(?:instead of|rather than|in place of|as opposed to)\s+"
+                r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
+    (re.compile(r"\breplac(?:e|es|ed|ing)\s+(?P<b>[^,;:()]{3,80}?)\s+(?:with|by)\s+(?P<a>[^,;:().]{3,80})",
+                re.IGNORECASE), "a", "b"),
+    (re.compile(r"\bnot\s+(?P<b>[^,;:()]{3,60}?)\s*,?\s+but\s+(?P<a>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
+    (re.compile(r"\b(?:dispens(?:e|es|ed|ing)|do(?:es)? away|did away|doing away)\s+with\s+(?P<b>[^,;:().]{3,80})",
+                re.IGNORECASE), "", "b"),
+]
+# Words without which each _ALTERNATIVE pattern cannot match (a quick test before the scan).
+_ALTERNATIVE_WORDS = [("instead of", "rather than", "in place of", "as opposed to"), ("replac",), ("not",),
+                      ("dispens", "away")]
+
+
+def _head(phrase: str, *, last: bool) -> set[str]:
+    """The content words of `phrase` next to the connective: the 2 before it ("trained with
+    plain SGD rather than") or the 3 after it ("instead of greedy decoding")."""
+    terms = content(phrase)
+    return set(terms[-2:] if last else terms[:3])
+
+
+def alternatives(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """(chosen, rejected) term sets the text states ("A instead of B" -> ({A}, {B}))."""
+    return [(a, b) for a, b, _ in alternatives_led(text)]
+
+
+@lru_cache(maxsize=4096)  # a premise is compared with every candidate sentence
+def alternatives_led(text: str) -> tuple[tuple[frozenset[str], frozenset[str], str], ...]:
+    """alternatives(), each with the first content word of what is set aside: the thing
+    rejected ("instead of greedy decoding" -> "greedi"), or a predicate ("not required for
+    X but ...", "does not block X but ...") that rejects no thing of its own."""
+    out = []
+    lowered = text.lower()
+    for (pattern, chosen, rejected), words_needed in zip(_ALTERNATIVE, _ALTERNATIVE_WORDS):
+        # The patterns scan every position of the text: skip those whose words are absent.
+        if not any(w in lowered for w in words_needed):
+            continue
+        for m in pattern.finditer(text):
+            a = _head(m.group(chosen), last=True) if chosen else set()
+            terms = content(m.group(rejected))
+            if terms:
+                out.append((frozenset(a), frozenset(terms[:3]), terms[0]))
+    return tuple(out)
+
+
+# A verb of choosing, and how many words after it the chosen thing may stand.
+_CHOICE = re.compile(r"\b(?:chose|choose|chosen|choosing|opt(?:s|ed)?\s+for|select(?:s|ed)?|prefer(?:s|red)?|"
+                     r"adopt(?:s|ed)?|settled?\s+on|decided?\s+(?:to\s+)?(?:use|keep)|kept|retain(?:s|ed)?|"
+                     r"went\s+with|go(?:es)?\s+with)\b", re.IGNORECASE)
+_CHOICE_REACH = 4
+
+
+def chooses_rejected(claim: str, sentence: str) -> bool:
+    """The claim sets B aside for A ("used A instead of B") and the sentence says B was the
+    one chosen ("We chose the B version because ..."): a verb of choosing followed, within
+    a few words and not negated, by a term only B has, and by none only A has."""
+    pairs = alternatives(claim)
+    if not pairs or not _CHOICE.search(sentence):
+        return False
+    negated = negated_stems(sentence)
+    for m in _CHOICE.finditer(sentence):
+        after = content(sentence[m.end():])[:_CHOICE_REACH]
+        for chosen, rejected in pairs:
+            only_b, only_a = rejected - chosen, chosen - rejected
+            if only_b & set(after) and not only_a & set(after) and not only_b & negated:
+                return True
+    return False

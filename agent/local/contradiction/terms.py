@@ -1,0 +1,46 @@
+"""Term sets the contradiction cues compare: content stems, all stems, name stems."""
+
+from __future__ import annotations
+
+import re
+
+from agent.local.text import NEGATIONS, STOPWORDS, anchor_terms, stem, words
+
+
+def content(text: str) -> list[str]:
+    return [stem(w) for w in words(text) if w not in STOPWORDS and w not in NEGATIONS and len(w) > 1]
+
+
+def stems(text: str) -> set[str]:
+    out: set[str] = set()
+    for w in words(text):
+        if w in STOPWORDS or w in NEGATIONS:
+            continue
+        out.add(stem(w))
+        if "-" in w or "_" in w:
+            out.update(stem(p) for p in re.split(r"[-_]", w) if len(p) > 1)
+    return out
+
+
+def name_stems(text: str) -> set[str]:
+    """The stems of the text's names (anchor terms) and of their parts ("in-context" -> "context")."""
+    out: set[str] = set()
+    for a in anchor_terms(text):
+        out.add(a)
+        out.update(stem(p) for p in re.split(r"[-_]", a) if len(p) > 1)
+    return out
+
+
+# A quoted span of two or more words: the title of a work ("In 'Reading Long Receipts', ...").
+_QUOTED = re.compile(r"[\'\"\u2018\u201c]([^\'\"\u2019\u201d]+\s[^\'\"\u2019\u201d]+)[\'\"\u2019\u201d]")
+
+
+def titled_stems(text: str) -> set[str]:
+    """Stems of the words only a quoted title of the text holds: they name a document, not a
+    value of the relation the text states, so no other word can stand in their place and
+    no negation denies them."""
+    out: set[str] = set()
+    for m in _QUOTED.finditer(text):
+        out |= stems(m.group(1)) | {stem(w) for w in words(m.group(1))}
+    rest = _QUOTED.sub(" ", text)
+    return out - stems(rest) - {stem(w) for w in words(rest)}
