@@ -55,6 +55,49 @@ def _fast_passwords(settings):
     ]
 
 
+# The local model's vector of each text it embedded in this process (by truncation length
+# and text), for _embed_each_text_once.
+_EMBEDDED: dict[tuple[int, str], object] = {}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _embed_each_text_once():
+    """The local embedding model runs once per text per test session.
+
+    Embedding was nine tenths of ingesting a real paper in-process (22 of 26 s for the
+    doc2query paper), and many tests ingest the same papers and documents again, each in a
+    fresh database whose EmbeddingCache table is empty. The vectors are the model's own,
+    computed in the first call that saw the text; only the repeated model runs go. Tests of
+    the model itself (marker `real_embedder`) get the unwrapped method (_real_embedder_when_marked).
+    """
+    import numpy as np
+
+    from knowledge.embeddings import LocalEmbedder
+
+    real = LocalEmbedder.embed
+
+    def embed(self, texts):
+        if not texts:
+            return real(self, texts)
+        missing = [t for t in dict.fromkeys(texts) if (self.max_tokens, t) not in _EMBEDDED]
+        if missing:
+            _EMBEDDED.update(zip([(self.max_tokens, t) for t in missing], real(self, missing), strict=True))
+        # A fresh array: a caller that changes its rows must not change the stored ones.
+        return np.stack([_EMBEDDED[(self.max_tokens, t)] for t in texts])
+
+    LocalEmbedder.embed = embed
+    yield real
+    LocalEmbedder.embed = real
+
+
+@pytest.fixture(autouse=True)
+def _real_embedder_when_marked(request, monkeypatch, _embed_each_text_once):
+    if request.node.get_closest_marker("real_embedder"):
+        from knowledge.embeddings import LocalEmbedder
+
+        monkeypatch.setattr(LocalEmbedder, "embed", _embed_each_text_once)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(settings, tmp_path):
     """A private in-memory cache per test: throttles and lock-outs never leak between tests."""
@@ -203,12 +246,20 @@ def celery_worker_process(settings, tmp_path):
 
     def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
         try:
-            os.killpg(proc.pid, sig)
+            if sig == signal.SIGKILL:
+                os.killpg(proc.pid, sig)
+            else:
+                # To the main process only, as a service manager would: it stops its pool
+                # child itself. A SIGTERM to the whole group killed the child under it, and the
+                # warm shutdown then hung until the SIGKILL below, 15 s per worker test.
+                os.kill(proc.pid, sig)
             proc.wait(timeout=15)
         except (ProcessLookupError, subprocess.TimeoutExpired):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
+            pass
+        # Whatever is left of the group (nothing after a clean stop).
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
 
     def wait(predicate, timeout: float = 60.0, interval: float = 0.1):
         deadline = time.monotonic() + timeout

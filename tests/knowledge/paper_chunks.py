@@ -14,16 +14,25 @@ from tests.conftest import paper
 
 
 @lru_cache(maxsize=16)
-def paper_chunks(name: str, *, words: int = 120, stride: int = 100) -> tuple[str, ...]:
+def _page_tokens(name: str) -> tuple[tuple[str, ...], ...]:
+    """The words of each page of a paper: pypdf's text is read once per paper, whatever the
+    windows the tests cut from it (a few seconds a paper)."""
     import pypdf
 
     # pypdf warns about every font it cannot fully parse; the text is fine.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     reader = pypdf.PdfReader(str(paper(name)))
-    chunks: list[str] = []
+    pages = []
     for page in reader.pages:
         tokens = re.sub(r"\s+", " ", page.extract_text() or "").split(" ")
-        tokens = [t for t in tokens if t]
+        pages.append(tuple(t for t in tokens if t))
+    return tuple(pages)
+
+
+@lru_cache(maxsize=16)
+def paper_chunks(name: str, *, words: int = 120, stride: int = 100) -> tuple[str, ...]:
+    chunks: list[str] = []
+    for tokens in _page_tokens(name):
         for start in range(0, max(len(tokens) - words + stride, 1), stride):
             window = tokens[start : start + words]
             if len(window) >= 20:

@@ -20,6 +20,9 @@ from knowledge.embeddings import (
     normalise_text,
 )
 
+# The local model's own tests: every call reaches the model (tests/conftest.py).
+pytestmark = pytest.mark.real_embedder
+
 
 class CountingEmbedder:
     """A deterministic fake that records every text it is asked to embed."""

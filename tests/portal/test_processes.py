@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 
 from agent.models import Run
@@ -117,7 +118,10 @@ def test_make_run_sweeps_a_stale_run_prints_the_login_last_and_stops_once_on_sig
         make_run, collection, alice, django_user_model):
     from knowledge.management.commands.demo_setup import DEMO_PASSWORD, DEMO_USERNAME
 
-    django_user_model.objects.create_user(DEMO_USERNAME, password=DEMO_PASSWORD)
+    # Hashed as the portal hashes it: run_all checks the password in its own process, with
+    # the portal's hashers, not the tests' fast one (tests/conftest.py _fast_passwords).
+    django_user_model.objects.create(username=DEMO_USERNAME,
+                                     password=make_password(DEMO_PASSWORD, hasher="pbkdf2_sha256"))
     make_run.start()
     ready = make_run.wait_for(r"Grounded is ready at (http://\S+/)  \(log in as demo / grounded-demo\)")
     pids = [make_run.pid(name) for name in ("web", "ingest", "answer", "beat")]
