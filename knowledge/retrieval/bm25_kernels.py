@@ -15,7 +15,7 @@ from functools import cache
 
 import numpy as np
 
-from knowledge.retrieval.bm25_postings import BLOCK, SHIFT, codec
+from knowledge.retrieval.bm25_postings import codec
 
 _SCRATCH = threading.local()
 
@@ -92,7 +92,7 @@ def kernels():
     from numba import njit
 
     push = heap_push()
-    decode, seek, find = codec()
+    block, read, seek, find = codec()
 
     @njit(cache=True, nogil=True)
     def term_order(indptr, data, ids, counts, term_max):
@@ -200,7 +200,6 @@ def kernels():
             rest[i] = rest[i + 1] + counts[j] * qmax[j]
             left[i] = left[i + 1] + indptr[t + 1] - indptr[t]
         filtered = len(allowed) > 0
-        block = np.empty(BLOCK, dtype=np.int64)
         m = 0
         tracking = True  # touched[:m] lists every chunk touched; off once that is most of them
         stop = nt
@@ -250,26 +249,18 @@ def kernels():
             if tracking and m + (hi - lo) > n // 4:
                 tracking = False
             for b in range(skip_ptr[t], skip_ptr[t + 1]):
-                p0 = lo + ((b - skip_ptr[t]) << SHIFT)
-                nb = min(BLOCK, hi - p0)
-                decode(skip_doc, skip_off, gaps, b, nb, block)
-                if tracking:
-                    for x in range(nb):
-                        d = block[x]
-                        if filtered and allowed[d] == 0:
-                            continue
-                        if seen[d] == 0:
-                            seen[d] = 1
-                            touched[m] = d
-                            m += 1
-                        acc[d] += c * impacts[p0 + x]
-                elif filtered:
-                    for x in range(nb):
-                        if allowed[block[x]] != 0:
-                            acc[block[x]] += c * impacts[p0 + x]
-                else:
-                    for x in range(nb):
-                        acc[block[x]] += c * impacts[p0 + x]
+                p0, nb, w, d, o = block(skip_ptr, skip_doc, skip_off, t, b, lo, hi)
+                for x in range(nb):
+                    if x > 0:
+                        d += read(gaps, o, w)
+                        o += w
+                    if filtered and allowed[d] == 0:
+                        continue
+                    if tracking and seen[d] == 0:
+                        seen[d] = 1
+                        touched[m] = d
+                        m += 1
+                    acc[d] += c * impacts[p0 + x]
         if stop < nt:
             # The candidates: touched chunks whose partial sum plus the rest can reach theta;
             # touched[:n_cand] after this, sorted, and every other chunk reset.
@@ -298,11 +289,11 @@ def kernels():
                 else:  # many: one merge of both sorted lists
                     x = 0
                     for b in range(skip_ptr[t], skip_ptr[t + 1]):
-                        p0 = lo + ((b - skip_ptr[t]) << SHIFT)
-                        nb = min(BLOCK, hi - p0)
-                        decode(skip_doc, skip_off, gaps, b, nb, block)
+                        p0, nb, w, d, o = block(skip_ptr, skip_doc, skip_off, t, b, lo, hi)
                         for y in range(nb):
-                            d = block[y]
+                            if y > 0:
+                                d += read(gaps, o, w)
+                                o += w
                             while x < m and touched[x] < d:
                                 x += 1
                             if x == m:

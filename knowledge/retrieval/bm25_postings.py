@@ -1,20 +1,24 @@
 """The chunk ids of BM25's posting lists, compressed for the first stage (issue 19).
 
 At 1M chunks the int32 chunk ids of the posting lists were the largest thing a loaded index
-kept resident after the 8-bit dense codes (205 of about 750 MB). Here each term's list is
-cut into blocks of `BLOCK` postings; a block's first chunk id is stored whole (`skip_doc`,
-int32) with where the block's bytes start (`skip_off`), and every other chunk id as its gap
-to the one before, a LEB128 varint (7 bits a byte, the high bit set on all bytes but the
-last). Most postings belong to common terms, whose gaps are below 128: one byte each
-instead of four (1.4 bytes a posting on the bench's Zipf corpus). Posting p of term t is
-still position p of the weights and impacts (CSR order), so nothing else moves.
+kept resident after the 8-bit dense codes (154-205 of about 750 MB). Here each term's list
+is cut into blocks of `BLOCK` postings; a block's first chunk id is stored whole
+(`skip_doc`, int32) with where the block's bytes start (`skip_off`), and every other chunk
+id as its gap to the one before, in as many bytes (1 to 4, little-endian) as the block's
+largest gap needs: the width is (the block's bytes) / (its gaps), so it costs nothing to
+store. Most postings belong to common terms, whose gaps are below 256: one byte each
+instead of four (about 1.4 bytes a posting on the bench's Zipf corpus). A width per block,
+rather than a varint per gap, keeps the decoding loops free of data-dependent branches: with
+varints, lists whose gaps straddle 128 made the walk about 30% slower than int32 ids.
+Posting p of term t is still position p of the weights and impacts (CSR order), so nothing
+else moves.
 
     skip_ptr[t] .. skip_ptr[t + 1]   term t's blocks (its postings indptr[t] .. indptr[t + 1],
                                      BLOCK of them a block, the last one shorter)
     skip_doc[b], skip_off[b]         block b's first chunk id, its gaps' first byte in `gaps`
 
-A walk decodes a block at a time (`decode`); a lookup (`seek`) bisects the blocks' first
-chunk ids, then decodes within one block. Lossless: the kernels see the same chunk ids.
+A walk reads a block's gaps in turn (`block`, `read`); a lookup (`seek`) gallops over the blocks' first chunk ids, then sums gaps within one block.
+Lossless: the kernels see the same chunk ids.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ from functools import cache
 
 import numpy as np
 
-BLOCK = 128
-SHIFT = 7  # log2(BLOCK)
+BLOCK = 64
+SHIFT = 6  # log2(BLOCK)
 
 
 def encode(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -61,16 +65,19 @@ def _encoder():
                 stop = min(start + BLOCK, indptr[t + 1])
                 skip_doc[b] = indices[start]
                 skip_off[b] = o
+                largest = 0
+                for p in range(start + 1, stop):
+                    largest = max(largest, np.int64(indices[p]) - np.int64(indices[p - 1]))
+                width = 1
+                while largest >= np.int64(1) << (8 * width):
+                    width += 1
                 for p in range(start + 1, stop):
                     v = np.int64(indices[p]) - np.int64(indices[p - 1])
-                    while v >= 128:
+                    for _ in range(width):
                         if write:
-                            gaps[o] = (v & 127) | 128
+                            gaps[o] = v & 255
+                        v >>= 8
                         o += 1
-                        v >>= 7
-                    if write:
-                        gaps[o] = v
-                    o += 1
         skip_off[len(skip_off) - 1] = o
 
     return fill
@@ -78,30 +85,31 @@ def _encoder():
 
 @cache
 def codec():
-    """The compiled (decode, seek, find) over (indptr, skip_ptr, skip_doc, skip_off, gaps)."""
+    """The compiled (block, read, seek, find) over (indptr, skip_ptr, skip_doc, skip_off, gaps)."""
     from numba import njit
 
     @njit(cache=True, nogil=True, inline="always")
-    def decode(skip_doc, skip_off, gaps, b, n, out):
-        """The n chunk ids of block b into out[:n]."""
-        d = np.int64(skip_doc[b])
-        out[0] = d
-        o = skip_off[b]
-        for x in range(1, n):
-            v = np.int64(gaps[o])
-            o += 1
-            if v >= 128:
-                v &= 127
-                shift = 7
-                while True:
-                    byte = np.int64(gaps[o])
-                    o += 1
-                    v |= (byte & 127) << shift
-                    if byte < 128:
-                        break
-                    shift += 7
-            d += v
-            out[x] = d
+    def width(skip_off, b, n):
+        """Bytes a gap of block b (n postings)."""
+        return (skip_off[b + 1] - skip_off[b]) // max(n - 1, 1)
+
+    @njit(cache=True, nogil=True)
+    def block(skip_ptr, skip_doc, skip_off, t, b, lo, hi):
+        """(its first position, its size, bytes a gap, its first chunk id, its first gap's
+        byte) of block b of term t, whose postings are lo .. hi."""
+        p0 = lo + ((b - skip_ptr[t]) << SHIFT)
+        n = min(BLOCK, hi - p0)
+        return p0, n, width(skip_off, b, n), np.int64(skip_doc[b]), skip_off[b]
+
+    @njit(cache=True, nogil=True, inline="always")
+    def read(gaps, o, w):
+        """The w-byte gap at byte o."""
+        if w == 1:
+            return np.int64(gaps[o])
+        v = np.int64(gaps[o]) | (np.int64(gaps[o + 1]) << 8)
+        for j in range(2, w):
+            v |= np.int64(gaps[o + j]) << (8 * j)
+        return v
 
     @njit(cache=True, nogil=True)
     def seek(indptr, skip_ptr, skip_doc, skip_off, gaps, t, lo, d):
@@ -112,8 +120,14 @@ def codec():
         if lo >= end:
             return end, -1
         first = skip_ptr[t] + ((lo - base) >> SHIFT)
+        # The first block after `first` starting above d: doubling steps, then bisection.
         a, z = first + 1, skip_ptr[t + 1]
-        while a < z:  # the first block after `first` starting above d
+        step = 1
+        while a + step < z and skip_doc[a + step - 1] <= d:
+            a += step
+            step *= 2
+        z = min(z, a + step)
+        while a < z:
             mid = (a + z) >> 1
             if skip_doc[mid] <= d:
                 a = mid + 1
@@ -122,22 +136,15 @@ def codec():
         b = a - 1
         p = base + ((b - skip_ptr[t]) << SHIFT)
         stop = min(p + BLOCK, end)
+        w = width(skip_off, b, stop - p)
         doc = np.int64(skip_doc[b])
         o = skip_off[b]
         while p < lo or doc < d:
             p += 1
             if p == stop:
                 return (end, -1) if p == end else (p, np.int64(skip_doc[b + 1]))
-            v = np.int64(0)
-            shift = 0
-            while True:
-                byte = np.int64(gaps[o])
-                o += 1
-                v |= (byte & 127) << shift
-                if byte < 128:
-                    break
-                shift += 7
-            doc += v
+            doc += read(gaps, o, w)
+            o += w
         return p, doc
 
     @njit(cache=True, nogil=True)
@@ -146,4 +153,4 @@ def codec():
         p, doc = seek(indptr, skip_ptr, skip_doc, skip_off, gaps, t, indptr[t], d)
         return p if doc == d else -1
 
-    return decode, seek, find
+    return block, read, seek, find

@@ -296,25 +296,29 @@ def test_compressed_postings_decode_to_the_chunk_ids_and_seek_as_a_bisection(n):
     from knowledge.retrieval.bm25_postings import BLOCK, codec, encode
 
     rng = np.random.default_rng(n)
-    # Lists of every density: gaps of one byte to three (chunk ids up to 2^21), first and
-    # last chunk, a list of exactly one block, and an empty term.
+    # Lists of every density: gaps of one byte to four and blocks
+    # mixing them, first and last chunk, a list of exactly one block, and an empty term.
     lists = [np.sort(rng.choice(2_000_000, size=min(n, 2_000_000), replace=False)),
              np.arange(n), np.array([0, 2_000_000 - 1]), np.array([], dtype=np.int64),
-             np.flatnonzero(rng.random(3 * n) < 0.5), np.arange(BLOCK) * 300]
+             np.flatnonzero(rng.random(3 * n) < 0.5), np.arange(BLOCK) * 300, np.array([5, 1 << 25])]
     indptr = np.concatenate([[0], np.cumsum([len(x) for x in lists])]).astype(np.int64)
     indices = np.concatenate(lists).astype(np.int32)
     postings = encode(indptr, indices)
-    decode, seek, find = codec()
-    block = np.empty(BLOCK, dtype=np.int64)
-    skip_ptr = postings[0]
+    block, read, seek, find = codec()
+    skip_ptr, skip_doc, skip_off, gaps = postings
     for t, ids in enumerate(lists):
+        # Walked block by block as the kernels walk them, and each position sought in turn.
         decoded = []
         for b in range(skip_ptr[t], skip_ptr[t + 1]):
-            start = indptr[t] + (b - skip_ptr[t]) * BLOCK
-            size = min(BLOCK, indptr[t + 1] - start)
-            decode(*postings[1:], b, size, block)
-            decoded.extend(block[:size])
+            start, size, w, d, o = block(skip_ptr, skip_doc, skip_off, t, b, indptr[t], indptr[t + 1])
+            assert start == indptr[t] + (b - skip_ptr[t]) * BLOCK
+            decoded.append(d)
+            for _ in range(1, size):
+                d += read(gaps, o, w)
+                o += w
+                decoded.append(d)
         np.testing.assert_array_equal(decoded, ids)
+        assert [seek(indptr, *postings, t, p, 0)[1] for p in range(indptr[t], indptr[t + 1])] == list(ids)
         probes = np.concatenate([rng.integers(0, 2_000_001, 30), ids[:3], ids[-3:], ids[-3:] + 1])
         for d in probes:
             j = int(np.searchsorted(ids, d))
