@@ -17,7 +17,9 @@ multiple of one step, so impact sums are within a known bound of the exact score
 rare terms first, with MaxScore skipping of the long common-term lists once the k-th best
 complete sum proves that no chunk not yet touched can reach the top k; then every chunk
 within the bound of the k-th best is rescored from the float64 weights, summed as
-`matching` sums. The result is `top_k(*matching(tokens), k)` bit for bit
+`matching` sums. The walk reads the chunk ids compressed (knowledge/retrieval/
+bm25_postings.py: about 1.4 bytes a posting instead of 4), never the int32 `weights.indices`.
+The result is `top_k(*matching(tokens), k)` bit for bit
 (docs/retrieval.md). `matching` scores every chunk that holds a query term: each posting
 adds count x weight into a per-thread scratch array, the touched chunks are read out and
 the scratch reset. Both add a chunk's terms in the same order (by decreasing bound), a

@@ -8,17 +8,18 @@ id as its gap to the one before, in as many bytes (1 to 4, little-endian) as the
 largest gap needs: the width is (the block's bytes) / (its gaps), so it costs nothing to
 store. Most postings belong to common terms, whose gaps are below 256: one byte each
 instead of four (about 1.4 bytes a posting on the bench's Zipf corpus). A width per block,
-rather than a varint per gap, keeps the decoding loops free of data-dependent branches: with
-varints, lists whose gaps straddle 128 made the walk about 30% slower than int32 ids.
-Posting p of term t is still position p of the weights and impacts (CSR order), so nothing
-else moves.
+rather than a varint per gap (tried first), keeps the decoding loops free of data-dependent
+branches; the first stage still costs about 15-20% more CPU than with int32 ids at 100k
+chunks (docs/benchmarks.md). Posting p of term t is still position p of the weights and
+impacts (CSR order), so nothing else moves.
 
     skip_ptr[t] .. skip_ptr[t + 1]   term t's blocks (its postings indptr[t] .. indptr[t + 1],
                                      BLOCK of them a block, the last one shorter)
     skip_doc[b], skip_off[b]         block b's first chunk id, its gaps' first byte in `gaps`
 
-A walk reads a block's gaps in turn (`block`, `read`); a lookup (`seek`) gallops over the blocks' first chunk ids, then sums gaps within one block.
-Lossless: the kernels see the same chunk ids.
+A walk reads a block's gaps in turn (`block`, `read`); a lookup (`seek`) gallops over the
+blocks' first chunk ids, then sums gaps within one block. Lossless: the kernels see the same
+chunk ids.
 """
 
 from __future__ import annotations
