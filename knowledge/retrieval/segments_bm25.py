@@ -26,6 +26,9 @@ from knowledge.retrieval.bm25_kernels import NO_MASK, kernels, top_scratch
 from knowledge.retrieval.bm25_postings import encode
 from knowledge.retrieval.store import IndexData
 
+# Postings whose weights `_stages` computes at once.
+_SLICE = 1 << 22
+
 
 @dataclass
 class _Stage:
@@ -128,24 +131,34 @@ class SegmentedBM25:
         idf = np.log(n - counts + 0.5) - np.log(counts + 0.5)
         idf = np.where(idf < 0, EPSILON * self._mean_idf, idf)
         term_max = np.full(len(counts), -np.inf)
-        weights = []
-        for i, part in enumerate(self.parts):
-            w = part.weights
-            indptr, indices = np.asarray(w.indptr), np.asarray(w.indices)
-            row_of = np.repeat(np.arange(w.shape[0]), np.diff(indptr))
-            f = np.asarray(part.counts, dtype=np.float64)
-            dl = np.asarray(part.lengths, dtype=np.int64)[indices]
-            gid = rows[i][row_of]
-            here = idf[np.maximum(gid, 0)] * (f * (K1 + 1) / (f + K1 * (1 - B + B * dl / avgdl)))
-            live = self.lives[i][indices] & (gid >= 0)
-            np.maximum.at(term_max, gid[live], here[live])
-            weights.append(here)
+
+        def weights(i: int):
+            """Segment i's weights, in slices of about _SLICE postings (whole term rows): the
+            arrays of a whole 1M-chunk segment at once took about 2.5 GB."""
+            part = self.parts[i]
+            indptr = np.asarray(part.weights.indptr)
+            lengths = np.asarray(part.lengths, dtype=np.int64)
+            bounds = np.unique(np.searchsorted(indptr, np.arange(0, indptr[-1], _SLICE), side="right") - 1)
+            for r0, r1 in zip(bounds, [*bounds[1:], len(indptr) - 1], strict=True):
+                a, b = int(indptr[r0]), int(indptr[r1])
+                indices = np.asarray(part.weights.indices[a:b])
+                gid = rows[i][np.repeat(np.arange(r0, r1), np.diff(indptr[r0 : r1 + 1]))]
+                f = np.asarray(part.counts[a:b], dtype=np.float64)
+                dl = lengths[indices]
+                yield a, b, indices, gid, idf[np.maximum(gid, 0)] * (f * (K1 + 1) / (f + K1 * (1 - B + B * dl / avgdl)))
+
+        for i in range(len(self.parts)):
+            for _, _, indices, gid, here in weights(i):
+                live = self.lives[i][indices] & (gid >= 0)
+                np.maximum.at(term_max, gid[live], here[live])
         top = float(term_max.max()) if len(term_max) else 0.0
         step = top / 65535 if top > 0 else 1.0
         stages = []
         for i, part in enumerate(self.parts):
-            impacts = np.clip(np.rint(weights[i] / step), 1, 65535).astype(np.uint16)
-            impacts[weights[i] <= 0] = 0
+            impacts = np.zeros(len(part.weights.data), dtype=np.uint16)
+            for a, b, _, _, here in weights(i):
+                impacts[a:b] = np.clip(np.rint(here / step), 1, 65535)
+                impacts[a:b][here <= 0] = 0
             if part.postings is None:
                 part.postings = encode(part.weights.indptr, part.weights.indices)
             indptr, _, data = part._arrays()

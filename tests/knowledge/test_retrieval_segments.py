@@ -97,10 +97,15 @@ def test_it_scores_the_live_rows_like_the_merged_index_to_the_last_bit(layout):
             assert np.array_equal(got_scores, want_scores), (query, k)
 
 
-def test_the_first_stage_per_segment_answers_as_the_merged_index(layout):
+@pytest.mark.parametrize("postings_at_once", [1 << 22, 37])
+def test_the_first_stage_per_segment_answers_as_the_merged_index(layout, monkeypatch, postings_at_once):
     # Queries without the very common term (whose weight is negative here) take the MaxScore
-    # first stage per segment, with impacts made from the live statistics; with and without
-    # a filter, its answer is the merged index's to the last bit.
+    # first stage per segment, with impacts made from the live statistics (in slices of
+    # whole terms' postings, here also small ones); with and without a filter, its answer
+    # is the merged index's to the last bit.
+    from knowledge.retrieval import segments_bm25
+
+    monkeypatch.setattr(segments_bm25, "_SLICE", postings_at_once)
     loaded, merged, _, deleted = layout
     live = np.flatnonzero(~deleted)
     allowed = np.random.default_rng(4).random(len(deleted)) < 0.6
