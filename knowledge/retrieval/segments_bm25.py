@@ -27,7 +27,7 @@ from knowledge.retrieval.bm25_postings import encode
 from knowledge.retrieval.store import IndexData
 
 # Postings whose weights `_stages` computes at once.
-_SLICE = 1 << 22
+_SLICE = 1 << 20
 
 
 @dataclass

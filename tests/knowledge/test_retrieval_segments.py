@@ -97,7 +97,7 @@ def test_it_scores_the_live_rows_like_the_merged_index_to_the_last_bit(layout):
             assert np.array_equal(got_scores, want_scores), (query, k)
 
 
-@pytest.mark.parametrize("postings_at_once", [1 << 22, 37])
+@pytest.mark.parametrize("postings_at_once", [1 << 20, 37])
 def test_the_first_stage_per_segment_answers_as_the_merged_index(layout, monkeypatch, postings_at_once):
     # Queries without the very common term (whose weight is negative here) take the MaxScore
     # first stage per segment, with impacts made from the live statistics (in slices of
