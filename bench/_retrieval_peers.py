@@ -10,6 +10,7 @@ after it has set OPENBLAS_NUM_THREADS, so numpy is loaded here with the same set
 from __future__ import annotations
 
 import gc
+import re
 import statistics
 import time
 from pathlib import Path
@@ -38,8 +39,10 @@ def mapped_rss_mb(folder: str) -> dict[str, float]:
     name = None
     for line in Path("/proc/self/smaps").read_text().splitlines():
         head = line.split()
-        if len(head) >= 6 and "-" in head[0] and not line.startswith(("Rss", "Size")):
-            name = Path(head[5]).name if head[5].startswith(folder) else None
+        if re.fullmatch(r"[0-9a-f]+-[0-9a-f]+", head[0]):
+            # A mapping's first line; an anonymous one (no path) is no file's: before this
+            # check, its Rss was counted in the file mapped just before it.
+            name = Path(head[5]).name if len(head) >= 6 and head[5].startswith(folder) else None
         elif name and line.startswith("Rss:"):
             out[name] = out.get(name, 0.0) + int(head[1]) / 1024
     return out

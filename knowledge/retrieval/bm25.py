@@ -17,7 +17,9 @@ multiple of one step, so impact sums are within a known bound of the exact score
 rare terms first, with MaxScore skipping of the long common-term lists once the k-th best
 complete sum proves that no chunk not yet touched can reach the top k; then every chunk
 within the bound of the k-th best is rescored from the float64 weights, summed as
-`matching` sums. The result is `top_k(*matching(tokens), k)` bit for bit
+`matching` sums. The walk reads the chunk ids compressed (knowledge/retrieval/
+bm25_postings.py: about 1.4 bytes a posting instead of 4), never the int32 `weights.indices`.
+The result is `top_k(*matching(tokens), k)` bit for bit
 (docs/retrieval.md). `matching` scores every chunk that holds a query term: each posting
 adds count x weight into a per-thread scratch array, the touched chunks are read out and
 the scratch reset. Both add a chunk's terms in the same order (by decreasing bound), a
@@ -39,6 +41,7 @@ from scipy import sparse
 
 from knowledge.retrieval import reads
 from knowledge.retrieval.bm25_kernels import MAX_QUERY_TERMS, NO_MASK, kernels, scratch, top_scratch
+from knowledge.retrieval.bm25_postings import encode
 
 K1 = 1.5
 B = 0.75
@@ -64,6 +67,10 @@ class BM25Index:
     # (aligned with weights.data; made on first use when not stored).
     impacts: np.ndarray | None = None
     impact_step: float = 0.0
+    # The first stage's chunk ids, compressed (knowledge.retrieval.bm25_postings): (skip_ptr,
+    # skip_doc, skip_off, gaps); made on first use when not stored. `top` reads these, never
+    # weights.indices (four bytes a posting), which only `matching` and merging read.
+    postings: tuple[np.ndarray, ...] | None = None
 
     @property
     def n_chunks(self) -> int:
@@ -135,6 +142,7 @@ class BM25Index:
         index = cls(vocab=vocab, weights=tf, counts=counts, lengths=lengths,
                     term_max=np.maximum.reduceat(tf.data, tf.indptr[:-1]))
         index.quantize()
+        index.postings = encode(tf.indptr, tf.indices)
         return index
 
     def query_vector(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -173,10 +181,8 @@ class BM25Index:
         if len(ids) == 0 or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         if len(tokens) < MAX_QUERY_TERMS:
-            if self.impacts is None:
-                self.quantize()
             mask = NO_MASK if allowed is None else np.asarray(allowed, dtype=bool).view(np.uint8)
-            near, where, ordered_counts, done = kernels()[1](*self._arrays(), self.impact_step, ids,
+            near, where, ordered_counts, done = kernels()[1](*self._first_stage(), self.impact_step, ids,
                                                              counts.astype(np.int64), self._term_max(), k, mask,
                                                              *top_scratch(self.n_chunks))
             if done:
@@ -214,7 +220,7 @@ class BM25Index:
         if len(ids) == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         scores, seen, touched, _ = scratch(self.n_chunks)
-        return kernels()[0](*self._arrays()[:3], ids, counts, self._term_max(), scores, seen, touched)
+        return kernels()[0](*self._arrays(), ids, counts, self._term_max(), scores, seen, touched)
 
     def _weights_at(self, where: np.ndarray) -> np.ndarray:
         """weights.data[where] (0 where -1), read with pread when the weights are memory-mapped:
@@ -227,14 +233,27 @@ class BM25Index:
         return out
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
-        """(indptr, indices, data, impacts) as plain ndarray views (the arrays may be
-        memory-mapped, store.read_index), made once."""
+        """(indptr, indices, data) as plain ndarray views (the arrays may be memory-mapped,
+        store.read_index), made once."""
         views = self.__dict__.get("_views")
-        if views is None or views[0] is not self.weights or views[1] is not self.impacts:
+        if views is None or views[0] is not self.weights:
             w = self.weights
-            arrays = tuple(np.asarray(a).view(np.ndarray) for a in (w.indptr, w.indices, w.data))
-            impacts = np.zeros(0, dtype=np.uint16) if self.impacts is None else np.asarray(self.impacts)
-            views = self.__dict__["_views"] = (w, self.impacts, (*arrays, impacts.view(np.ndarray)))
+            views = self.__dict__["_views"] = (w, tuple(np.asarray(a).view(np.ndarray)
+                                                        for a in (w.indptr, w.indices, w.data)))
+        return views[1]
+
+    def _first_stage(self) -> tuple[np.ndarray, ...]:
+        """`top`'s arrays: (indptr, skip_ptr, skip_doc, skip_off, gaps, data, impacts), the
+        impacts and compressed chunk ids made now if not stored."""
+        if self.impacts is None:
+            self.quantize()
+        if self.postings is None:
+            self.postings = encode(self.weights.indptr, self.weights.indices)
+        views = self.__dict__.get("_stage")
+        if views is None or views[0] is not self.impacts or views[1] is not self.postings:
+            indptr, _, data = self._arrays()
+            arrays = tuple(np.asarray(a).view(np.ndarray) for a in (*self.postings, self.impacts))
+            views = self.__dict__["_stage"] = (self.impacts, self.postings, (indptr, *arrays[:4], data, arrays[4]))
         return views[2]
 
     def _term_max(self) -> np.ndarray:

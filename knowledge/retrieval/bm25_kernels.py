@@ -15,6 +15,8 @@ from functools import cache
 
 import numpy as np
 
+from knowledge.retrieval.bm25_postings import codec
+
 _SCRATCH = threading.local()
 
 
@@ -90,6 +92,7 @@ def kernels():
     from numba import njit
 
     push = heap_push()
+    block, read, seek, find = codec()
 
     @njit(cache=True, nogil=True)
     def term_order(indptr, data, ids, counts, term_max):
@@ -168,31 +171,8 @@ def kernels():
         return values[r]
 
     @njit(cache=True, nogil=True)
-    def seek(indices, lo, hi, d):
-        """The first position in the sorted indices[lo:hi] holding d or more (hi if none),
-        by doubling steps from lo then bisection: cheap when d is near lo, as when a sorted
-        list of chunks is looked up in turn."""
-        step = 1
-        while lo + step < hi and indices[lo + step] < d:
-            lo += step
-            step *= 2
-        hi = min(hi, lo + step + 1)
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if indices[mid] < d:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
-
-    @njit(cache=True, nogil=True)
-    def find(indices, lo, hi, d):
-        """The position of chunk d in the sorted indices[lo:hi], or -1."""
-        p = seek(indices, lo, hi, d)
-        return p if p < hi and indices[p] == d else -1
-
-    @njit(cache=True, nogil=True)
-    def top(indptr, indices, data, impacts, step, ids, counts, term_max, k, allowed, acc, seen, touched, values):
+    def top(indptr, skip_ptr, skip_doc, skip_off, gaps, data, impacts, step, ids, counts, term_max, k, allowed,
+            acc, seen, touched, values):
         """(near, where, counts, done): the chunks that may be in the top k and where their
         weights are (`finish` scores them), or done = False when the query has a negative
         term (the bounds do not hold: the caller scores it exactly). The float64 weights are
@@ -249,7 +229,7 @@ def kernels():
                             complete[n_top] = acc[d]
                             for i2 in range(i, nt):
                                 j = order[i2]
-                                p = find(indices, indptr[ids[j]], indptr[ids[j] + 1], d)
+                                p = find(indptr, skip_ptr, skip_doc, skip_off, gaps, ids[j], d)
                                 if p >= 0:
                                     complete[n_top] += counts[j] * impacts[p]
                             n_top += 1
@@ -264,27 +244,23 @@ def kernels():
                             break
             j = order[i]
             c = counts[j]
-            lo, hi = indptr[ids[j]], indptr[ids[j] + 1]
+            t = ids[j]
+            lo, hi = indptr[t], indptr[t + 1]
             if tracking and m + (hi - lo) > n // 4:
                 tracking = False
-            if tracking:
-                for p in range(lo, hi):
-                    d = indices[p]
+            for b in range(skip_ptr[t], skip_ptr[t + 1]):
+                p0, nb, w, d, o = block(skip_ptr, skip_doc, skip_off, t, b, lo, hi)
+                for x in range(nb):
+                    if x > 0:
+                        d += read(gaps, o, w)
+                        o += w
                     if filtered and allowed[d] == 0:
                         continue
-                    if seen[d] == 0:
+                    if tracking and seen[d] == 0:
                         seen[d] = 1
                         touched[m] = d
                         m += 1
-                    acc[d] += c * impacts[p]
-            elif filtered:
-                for p in range(lo, hi):
-                    d = indices[p]
-                    if allowed[d] != 0:
-                        acc[d] += c * impacts[p]
-            else:
-                for p in range(lo, hi):
-                    acc[indices[p]] += c * impacts[p]
+                    acc[d] += c * impacts[p0 + x]
         if stop < nt:
             # The candidates: touched chunks whose partial sum plus the rest can reach theta;
             # touched[:n_cand] after this, sorted, and every other chunk reset.
@@ -303,22 +279,29 @@ def kernels():
             for i in range(stop, nt):
                 j = order[i]
                 c = counts[j]
-                lo, hi = indptr[ids[j]], indptr[ids[j] + 1]
+                t = ids[j]
+                lo, hi = indptr[t], indptr[t + 1]
                 if m * 20 < hi - lo:
                     for x in range(m):  # few candidates: searches, moving forward
-                        lo = seek(indices, lo, hi, touched[x])
-                        if lo < hi and indices[lo] == touched[x]:
-                            acc[touched[x]] += c * impacts[lo]
+                        lo, d = seek(indptr, skip_ptr, skip_doc, skip_off, gaps, t, lo, touched[x])
+                        if d == touched[x]:
+                            acc[d] += c * impacts[lo]
                 else:  # many: one merge of both sorted lists
                     x = 0
-                    for p in range(lo, hi):
-                        d = indices[p]
-                        while x < m and touched[x] < d:
-                            x += 1
+                    for b in range(skip_ptr[t], skip_ptr[t + 1]):
+                        p0, nb, w, d, o = block(skip_ptr, skip_doc, skip_off, t, b, lo, hi)
+                        for y in range(nb):
+                            if y > 0:
+                                d += read(gaps, o, w)
+                                o += w
+                            while x < m and touched[x] < d:
+                                x += 1
+                            if x == m:
+                                break
+                            if touched[x] == d:
+                                acc[d] += c * impacts[p0 + y]
                         if x == m:
                             break
-                        if touched[x] == d:
-                            acc[d] += c * impacts[p]
         else:
             for x in range(m):
                 seen[touched[x]] = 0
@@ -362,10 +345,10 @@ def kernels():
         for i in range(nt):
             j = order[i]
             ordered_counts[i] = counts[j]
-            lo, hi = indptr[ids[j]], indptr[ids[j] + 1]
+            lo = indptr[ids[j]]
             for x in range(n_near):
-                lo = seek(indices, lo, hi, near[x])
-                if lo < hi and indices[lo] == near[x]:
+                lo, d = seek(indptr, skip_ptr, skip_doc, skip_off, gaps, ids[j], lo, near[x])
+                if d == near[x]:
                     where[i, x] = lo
         return near, where, ordered_counts, True
 

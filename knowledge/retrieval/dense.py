@@ -45,9 +45,6 @@ from knowledge.retrieval.dense_exact import (
     CANDIDATES_PER_HIT,
     FLOAT_EPS,
     PARALLEL_MIN_ROWS,
-    # bench/retrieval.py (split on another branch) imports it from here; drop it once that
-    # imports it from dense_exact.
-    _exact_all,  # noqa: F401
     exact_scores,
     exact_top_k,
     load_faiss,

@@ -27,8 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.retrieval.bm25 import EPSILON, K1, B, top_k
+from knowledge.retrieval.bm25 import top_k
 from knowledge.retrieval.dense import dense_search
+from knowledge.retrieval.segments_bm25 import SegmentedBM25
 from knowledge.retrieval.store import IndexData, atomic_folder, read_index
 
 FORMAT = 2
@@ -185,137 +186,4 @@ class SegmentedIndex:
             p, s = dense_search(segment.vectors, vector, k, here, threads=threads, sq8=segment.dense_sq8)
             positions.append(np.asarray(p, dtype=np.int64) + start)
             scores.append(np.asarray(s, dtype=np.float64))
-        return top_k(np.concatenate(positions), np.concatenate(scores), k)
-
-
-class SegmentedBM25:
-    """BM25 Okapi over the live rows of several segments, from their stored term counts.
-
-    Per query: each query term's df over the live rows, its idf (rank-bm25's epsilon floor
-    for a negative one, with the mean idf of the whole live vocabulary, computed once per
-    loaded version and only when a query needs it); each posting's weight exactly as
-    BM25Index.from_counts makes it; each term's largest weight over the live rows, which
-    fixes the order a single index's kernels sum the terms in; then the sums in that order.
-    Linear in the query terms' postings (the single index's MaxScore does not apply: its
-    stored weights and bounds are stale once the statistics move), until a merge folds the
-    segments into one (docs/benchmarks.md, "Segments").
-    """
-
-    def __init__(self, segments: Sequence[IndexData], starts: np.ndarray, live: np.ndarray) -> None:
-        self.parts = [s.bm25 for s in segments]
-        self.starts = starts
-        self.live = live
-        self.lives = [live[starts[i] : starts[i + 1]] for i in range(len(self.parts))]
-        self.n_live = int(np.count_nonzero(live))
-        self.length_sum = int(
-            sum(
-                int(np.asarray(p.lengths, dtype=np.int64)[lv].sum())
-                for p, lv in zip(self.parts, self.lives, strict=True)
-            )
-        )
-
-    @property
-    def n_chunks(self) -> int:
-        return int(self.starts[-1])
-
-    def _postings(self, i: int, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """(local positions, counts) of `term`'s live postings in segment i, or None."""
-        part = self.parts[i]
-        row = part.vocab.get(term)
-        if row is None:
-            return None
-        w = part.weights
-        a, b = int(w.indptr[row]), int(w.indptr[row + 1])
-        where = np.asarray(w.indices[a:b], dtype=np.int64)
-        counts = np.asarray(part.counts[a:b], dtype=np.float64)
-        live = self.lives[i]
-        if not live.all():
-            keep = live[where]
-            where, counts = where[keep], counts[keep]
-        return (where, counts) if len(where) else None
-
-    @cached_property
-    def _mean_idf(self) -> float:
-        """rank-bm25's mean idf over every term of the live rows, summed as from_counts sums it
-        (over the sorted vocabulary)."""
-        df: dict[str, int] = {}
-        for i, part in enumerate(self.parts):
-            w = part.weights
-            live = self.lives[i]
-            if live.all():
-                per_row = np.diff(np.asarray(w.indptr))
-            else:
-                row_of = np.repeat(np.arange(w.shape[0]), np.diff(np.asarray(w.indptr)))
-                per_row = np.bincount(row_of[live[np.asarray(w.indices)]], minlength=w.shape[0])
-            for term, row in part.vocab.items():
-                if per_row[row]:
-                    df[term] = df.get(term, 0) + int(per_row[row])
-        counts = np.array([df[t] for t in sorted(df)], dtype=np.float64)
-        idf = np.log(self.n_live - counts + 0.5) - np.log(counts + 0.5)
-        return float(idf.sum() / len(idf))
-
-    def top(
-        self, tokens: Sequence[str], k: int, allowed: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The k best (positions, scores) over the live (and `allowed`) rows, best first, ties
-        to the lower position: what BM25Index.top of the merged index returns."""
-        if k <= 0 or self.n_live == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        query: dict[str, int] = {}
-        for t in tokens:
-            query[t] = query.get(t, 0) + 1
-        # Per query term (sorted, as the merged index numbers its terms): live postings per segment.
-        terms, postings = [], []
-        for term in sorted(query):
-            found = [self._postings(i, term) for i in range(len(self.parts))]
-            if any(f is not None for f in found):
-                terms.append(term)
-                postings.append(found)
-        if not terms:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        n = self.n_live
-        avgdl = self.length_sum / n
-        df = np.array(
-            [sum(len(f[0]) for f in found if f is not None) for found in postings], dtype=np.float64
-        )
-        idf = np.log(n - df + 0.5) - np.log(df + 0.5)
-        if (idf < 0).any():
-            idf = np.where(idf < 0, EPSILON * self._mean_idf, idf)
-        # Every live posting's weight, as from_counts computes it, and each term's largest.
-        weights: list[list[np.ndarray | None]] = []
-        bound = np.empty(len(terms))
-        for j, found in enumerate(postings):
-            row: list[np.ndarray | None] = []
-            top = -np.inf
-            for i, f in enumerate(found):
-                if f is None:
-                    row.append(None)
-                    continue
-                where, counts = f
-                dl = np.asarray(self.parts[i].lengths, dtype=np.int64)[where]
-                w = idf[j] * (counts * (K1 + 1) / (counts + K1 * (1 - B + B * dl / avgdl)))
-                row.append(w)
-                top = max(top, float(w.max()))
-            weights.append(row)
-            bound[j] = query[terms[j]] * top
-        # The kernels' order: decreasing bound, ties by term id (here: sorted term order).
-        order = np.argsort(-bound, kind="mergesort")
-        mask = None if allowed is None else np.asarray(allowed, dtype=bool)
-        positions, scores = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
-        for i in range(len(self.parts)):
-            present = [j for j in order if postings[j][i] is not None]
-            if not present:
-                continue
-            acc = np.zeros(self.parts[i].n_chunks)
-            for j in present:
-                acc[postings[j][i][0]] += float(query[terms[j]]) * weights[j][i]
-            # As the kernels: a chunk whose terms sum to exactly 0 is not returned.
-            hit = np.flatnonzero(acc)
-            values = acc[hit]
-            hit = hit + self.starts[i]
-            if mask is not None:
-                ok = mask[hit]
-                hit, values = hit[ok], values[ok]
-            positions.append(hit)
-            scores.append(values)
         return top_k(np.concatenate(positions), np.concatenate(scores), k)

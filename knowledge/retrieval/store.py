@@ -12,6 +12,9 @@
     <dir>/bm25_term_max.npy      float64, each term's largest weight: the first stage of
                                  BM25Index.top (both optional: an index written without them
                                  makes them in memory on first search)
+    <dir>/bm25_{skip_ptr,skip_doc,skip_off,gaps}.npy   W's chunk ids compressed, what the first
+                                 stage reads instead of bm25_indices (knowledge.retrieval.
+                                 bm25_postings; optional as well)
     <dir>/vectors.npy            float32 (n_chunks, dim), L2-normalised
     <dir>/sq8_{trained,codes,error}.npy   from dense_sq8.SQ8_MIN_ROWS chunks up: the 8-bit copy of
                                  the vectors (faiss quantiser, uint8 codes, per-dimension error)
@@ -37,10 +40,13 @@ import numpy as np
 from scipy import sparse
 
 from knowledge.retrieval.bm25 import BM25Index
+from knowledge.retrieval.bm25_postings import encode
 from knowledge.retrieval.dense import dense_search
 from knowledge.retrieval.dense_sq8 import SQ8_MIN_ROWS, SQ8Blocks, encode_sq8
 
 FORMAT = 1
+# The files of BM25Index.postings, in its order.
+POSTINGS = ("bm25_skip_ptr", "bm25_skip_doc", "bm25_skip_off", "bm25_gaps")
 
 
 @dataclass
@@ -128,6 +134,9 @@ def write_index(data: IndexData, target: Path) -> Path:
             data.bm25.quantize()
         arrays["bm25_impacts"] = np.asarray(data.bm25.impacts, dtype=np.uint16)
         arrays["bm25_term_max"] = np.asarray(data.bm25.term_max, dtype=np.float64)
+        if data.bm25.postings is None:
+            data.bm25.postings = encode(w.indptr, w.indices)
+        arrays.update(zip(POSTINGS, data.bm25.postings, strict=True))
         if data.bm25.counts is not None and data.bm25.lengths is not None:
             arrays["bm25_counts"] = np.asarray(data.bm25.counts, dtype=np.int32)
             arrays["bm25_lengths"] = np.asarray(data.bm25.lengths, dtype=np.int64)
@@ -161,6 +170,7 @@ def read_index(source: Path) -> IndexData:
 
     vocab = json.loads((source / "bm25_vocab.json").read_text())
     quantized = (source / "bm25_impacts.npy").exists() and "bm25_step" in manifest
+    compressed = all((source / f"{name}.npy").exists() for name in POSTINGS)
     weights = sparse.csr_matrix(
         (arr("bm25_data"), arr("bm25_indices"), arr("bm25_indptr")),
         shape=(manifest["terms"], manifest["chunks"]),
@@ -175,7 +185,8 @@ def read_index(source: Path) -> IndexData:
                        # Read whole (one float per term): the searches fill in NaNs, if any.
                        term_max=np.load(source / "bm25_term_max.npy") if quantized else None,
                        impacts=arr("bm25_impacts") if quantized else None,
-                       impact_step=float(manifest["bm25_step"]) if quantized else 0.0),
+                       impact_step=float(manifest["bm25_step"]) if quantized else 0.0,
+                       postings=tuple(arr(name) for name in POSTINGS) if compressed else None),
         vectors=arr("vectors"),
         sent_vectors=arr("sent_vectors"),
         sent_offsets=np.asarray(arr("sent_offsets")),

@@ -246,7 +246,7 @@ def test_top_falls_back_to_exact_scoring_for_a_negative_term():
 
 
 def test_top_on_an_index_read_from_disk_with_and_without_the_stored_impacts(tmp_path):
-    from knowledge.retrieval.store import IndexData, read_index, write_index
+    from knowledge.retrieval.store import POSTINGS, IndexData, read_index, write_index
 
     index, docs = _zipf_index(5_000, 12)
     n = index.n_chunks
@@ -256,14 +256,20 @@ def test_top_on_an_index_read_from_disk_with_and_without_the_stored_impacts(tmp_
     folder = write_index(data, tmp_path / "1")
     loaded = read_index(folder).bm25
     assert isinstance(loaded.impacts, np.memmap) and loaded.impact_step == index.impact_step
-    # An index written before the impacts were stored: they are made on first search.
+    assert all(isinstance(a, np.memmap) for a in loaded.postings)
+    # An index written before the compressed chunk ids were stored, then one written before
+    # the impacts were too: they are made on first search.
+    for name in POSTINGS:
+        (folder / f"{name}.npy").unlink()
+    older = read_index(folder).bm25
+    assert older.postings is None and older.impacts is not None
     for name in ("bm25_impacts.npy", "bm25_term_max.npy"):
         (folder / name).unlink()
     old = read_index(folder).bm25
     assert old.impacts is None
     for query in _queries(docs, 40, 13):
         expected = top_k(*index.matching(query), 10)
-        for bm25 in (loaded, old):
+        for bm25 in (loaded, older, old):
             got = bm25.top(query, 10)
             np.testing.assert_array_equal(got[0], expected[0])
             np.testing.assert_array_equal(got[1], expected[1])
@@ -283,3 +289,55 @@ def test_top_ranks_scifact_claims_as_the_sparse_product_does():
         positions, scores = index.top(query, 30)
         np.testing.assert_array_equal(positions, expected_positions[keep], err_msg=qid)
         np.testing.assert_allclose(scores, expected_scores[keep], rtol=1e-14, atol=0, err_msg=qid)
+
+
+@pytest.mark.parametrize("n", [1, 127, 128, 129, 5_000])
+def test_compressed_postings_decode_to_the_chunk_ids_and_seek_as_a_bisection(n):
+    from knowledge.retrieval.bm25_postings import BLOCK, codec, encode
+
+    rng = np.random.default_rng(n)
+    # Lists of every density: gaps of one byte to four and blocks
+    # mixing them, first and last chunk, a list of exactly one block, and an empty term.
+    lists = [np.sort(rng.choice(2_000_000, size=min(n, 2_000_000), replace=False)),
+             np.arange(n), np.array([0, 2_000_000 - 1]), np.array([], dtype=np.int64),
+             np.flatnonzero(rng.random(3 * n) < 0.5), np.arange(BLOCK) * 300, np.array([5, 1 << 25])]
+    indptr = np.concatenate([[0], np.cumsum([len(x) for x in lists])]).astype(np.int64)
+    indices = np.concatenate(lists).astype(np.int32)
+    postings = encode(indptr, indices)
+    block, read, seek, find = codec()
+    skip_ptr, skip_doc, skip_off, gaps = postings
+    for t, ids in enumerate(lists):
+        # Walked block by block as the kernels walk them, and each position sought in turn.
+        decoded = []
+        for b in range(skip_ptr[t], skip_ptr[t + 1]):
+            start, size, w, d, o = block(skip_ptr, skip_doc, skip_off, t, b, indptr[t], indptr[t + 1])
+            assert start == indptr[t] + (b - skip_ptr[t]) * BLOCK
+            decoded.append(d)
+            for _ in range(1, size):
+                d += read(gaps, o, w)
+                o += w
+                decoded.append(d)
+        np.testing.assert_array_equal(decoded, ids)
+        assert [seek(indptr, *postings, t, p, 0)[1] for p in range(indptr[t], indptr[t + 1])] == list(ids)
+        probes = np.concatenate([rng.integers(0, 2_000_001, 30), ids[:3], ids[-3:], ids[-3:] + 1])
+        for d in probes:
+            j = int(np.searchsorted(ids, d))
+            for lo in (indptr[t], indptr[t] + int(rng.integers(0, len(ids) + 1))):
+                p, doc = seek(indptr, *postings, t, lo, d)
+                assert p == max(lo, indptr[t] + j)
+                assert doc == (indices[p] if p < indptr[t + 1] else -1)
+            assert find(indptr, *postings, t, d) == (indptr[t] + j if j < len(ids) and ids[j] == d else -1)
+
+
+def test_top_reads_the_compressed_chunk_ids_not_the_int32_ones():
+    # What keeps the int32 ids (four bytes a posting) out of a loaded index's resident memory:
+    # with them overwritten, `top` still returns the exact top k.
+    index, docs = _zipf_index(3_000, 14)
+    queries = _queries(docs, 30, 15)
+    expected = [top_k(*index.matching(q), 10) for q in queries]
+    index.top(queries[0], 10)  # the first stage's arrays are made
+    index.weights.indices[:] = 0
+    for query, (positions, scores) in zip(queries, expected, strict=True):
+        got = index.top(query, 10)
+        np.testing.assert_array_equal(got[0], positions)
+        np.testing.assert_array_equal(got[1], scores)

@@ -97,6 +97,34 @@ def test_it_scores_the_live_rows_like_the_merged_index_to_the_last_bit(layout):
             assert np.array_equal(got_scores, want_scores), (query, k)
 
 
+@pytest.mark.parametrize("postings_at_once", [1 << 20, 37])
+def test_the_first_stage_per_segment_answers_as_the_merged_index(layout, monkeypatch, postings_at_once):
+    # Queries without the very common term (whose weight is negative here) take the MaxScore
+    # first stage per segment, with impacts made from the live statistics (in slices of
+    # whole terms' postings, here also small ones); with and without a filter, its answer
+    # is the merged index's to the last bit.
+    from knowledge.retrieval import segments_bm25
+
+    monkeypatch.setattr(segments_bm25, "_SLICE", postings_at_once)
+    loaded, merged, _, deleted = layout
+    live = np.flatnonzero(~deleted)
+    allowed = np.random.default_rng(4).random(len(deleted)) < 0.6
+    fast = 0
+    for query in [*QUERIES, ["w9", "w11", "w1"], ["w20", "w20", "w4"]]:
+        counted = {t: query.count(t) for t in query}
+        for k in (1, 3, 10, 200):
+            for mask in (None, allowed):
+                got = loaded.bm25._fast_top(counted, k, ~deleted if mask is None else mask & ~deleted)
+                if got is None:
+                    assert "common" in query
+                    continue
+                fast += 1
+                want = merged.bm25.top(query, k, None if mask is None else mask[live])
+                assert np.array_equal(got[0], live[want[0]]), (query, k)
+                assert np.array_equal(got[1], want[1]), (query, k)
+    assert fast >= 50
+
+
 def test_it_scores_like_rank_bm25_on_the_live_rows(layout):
     loaded, _, live_tokens, deleted = layout
     live = np.flatnonzero(~deleted)
