@@ -56,6 +56,9 @@ from knowledge.text import is_lead_in
 REPEAT_WORDS = 6
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _LOWER_WORD = re.compile(r"(?<![\w-])[a-z]{5,}(?![\w-])")
+_MARKER = re.compile(r"\[\d+\]")
+_HOW_MANY = re.compile(r"\bhow (?:many|much)\b", re.IGNORECASE)
+_QUANTITY_NOUNS = frozenset(stem(w) for w in ("number", "amount", "count", "quantity"))
 _TRAILING_MARKERS = re.compile(r"(?:\s*\[\d+\])+\s*$")
 # Words an English sentence does not end on: a sentence ending on one was cut off.
 _NO_END = frozenset({
@@ -133,7 +136,12 @@ def restates(sentence: str, question: str) -> bool:
     """The sentence only restates the question (module doc: the rule)."""
     if not question or is_polar(question):
         return False
-    if not set(content_terms(sentence)) <= set(content_terms(question)):
+    sentence = _MARKER.sub(" ", sentence)
+    asked = set(content_terms(question))
+    if _HOW_MANY.search(question):
+        # "how many N" asks for a number: "The number of N ..." names the question's unknown.
+        asked |= _QUANTITY_NOUNS
+    if not set(content_terms(sentence)) <= asked:
         return False
     if missing_numbers(sentence, question) or missing_names(sentence, question):
         return False

@@ -119,3 +119,10 @@ def test_a_paraphrase_or_a_whole_copy_is_not_taken_for_a_garble(sentence):
                               earlier=[], passages=HARROW)
 
     assert not why and text == sentence
+
+
+def test_naming_the_asked_number_restates_a_how_many_question():
+    question = "How many GPUs did Harrowgate use for pre-training?"
+
+    assert restates("The number of GPUs Harrowgate used for pre-training [2]", question)
+    assert not restates("Harrowgate used 64 GPUs for pre-training [2]", question)
