@@ -65,6 +65,10 @@ _NO_END = frozenset({
     "a", "an", "the", "of", "to", "and", "or", "but", "nor", "in", "on", "at", "by", "for", "with", "from",
     "as", "that", "which", "whose", "than", "into", "onto", "its", "their", "our", "your", "his", "her",
     "this", "these", "those", "is", "are", "was", "were", "be", "been"})
+# English prefixes: "nonlinear" beside "linear" is a word, not "andidentify" beside "identify".
+_PREFIXES = ("anti", "bi", "co", "counter", "de", "dis", "en", "inter", "intra", "micro", "mis", "multi", "non",
+             "out", "over", "post", "pre", "pro", "re", "self", "semi", "sub", "super", "trans", "tri", "un",
+             "under")
 log = logging.getLogger(__name__)
 _POLAR = re.compile(r"^(?:do|does|did|is|are|was|were|can|could|has|have|had|will|would|should|may|might|must)\b",
                     re.IGNORECASE)
@@ -114,7 +118,8 @@ def garbled_words(sentence: str, known_text: str) -> list[str]:
     """The sentence's lower-case words of five letters or more that are corrupted copies of a
     word of `known_text`: not a word there or in English (compared by stem, so "outperforms"
     is known from "outperform"), yet close to one there (difflib ratio >= 0.85: "propagatng")
-    or one of them run into more letters ("necessarilyponsible"). A new word that resembles
+    or one of them run into more letters ("necessarilyponsible", "andidentify"; not after an
+    English prefix: "nonlinear"). A new word that resembles
     none is the paraphrase's business, not a copying error."""
     known_words = {w for w in words(known_text) if len(w) >= 5}
     known = {stem(w) for w in words(known_text)} | english_stems()
@@ -123,7 +128,8 @@ def garbled_words(sentence: str, known_text: str) -> list[str]:
         if stem(w) in known:
             continue
         if get_close_matches(w, known_words, n=1, cutoff=0.85) or any(
-                len(k) >= 6 and len(w) >= len(k) + 4 and w.startswith(k) for k in known_words):
+                (len(k) >= 6 and len(w) >= len(k) + 4 and w.startswith(k))
+                or (len(w) >= len(k) + 2 and w.endswith(k) and not w.startswith(_PREFIXES)) for k in known_words):
             out.append(w)
     return out
 
@@ -155,6 +161,17 @@ def _repeats_a_run(text: str) -> bool:
     return len(set(runs)) < len(runs)
 
 
+_ENDS = (".", "!", "?", '"', "\u201d", ")")
+
+
+def _copied_whole(flat: str, quotes: Sequence[str]) -> bool:
+    """The (normalised) sentence is one of its quotes, or a whole sentence of one: the
+    document's own wording, which the copy rules leave alone."""
+    from agent.verify.quotes import normalise
+
+    return any(flat == normalise(q) or any(flat == normalise(s) for s in split_sentences(q)) for q in quotes)
+
+
 def form_check(text: str, *, question: str, quotes: Sequence[str], earlier: Sequence[str],
                passages: str = "") -> tuple[str, str, list[str]]:
     """(the claim's text to keep, why the whole claim is dropped or "", notes on removed sentences).
@@ -175,8 +192,11 @@ def form_check(text: str, *, question: str, quotes: Sequence[str], earlier: Sequ
         if not _LETTERS.search(sentence):
             return "", "only numbers and symbols", notes
         flat = normalise(_TRAILING_MARKERS.sub("", sentence))
-        if not any(flat and flat in normalise(q) for q in quotes):
-            if cut_off(sentence):
+        if not _copied_whole(flat, quotes):
+            # A copy that stops inside its quote's sentence without ending is cut off too
+            # ("... Doc2query aims to improve its capability of retrieval by expanding [1]").
+            part_of_a_quote = any(flat and flat in normalise(q) for q in quotes)
+            if cut_off(sentence) or (part_of_a_quote and not flat.endswith(_ENDS)):
                 return "", "it is cut off", notes
             odd = garbled_words(sentence, " ".join([question, *quotes, passages]))
             if odd:

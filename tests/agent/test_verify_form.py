@@ -98,6 +98,9 @@ HARROW = ("Harrowgate first trains a filter model on the noisy pairs, and then r
      "neither in its evidence nor in English: passges"),
     ("Harrowgate first trains a filtermodelling step on the noisy pairs.", "filtermodelling"),
     ("Harrowgate ranks each pair against a pool of randomm passages.", "randomm"),
+    ("Harrowgate first trains a filter model on the noisy pairs, andranks each pair.", "andranks"),
+    # A copy of its quote that stops inside the quoted sentence without ending.
+    ("Harrowgate first trains a filter model on the noisy pairs, and then ranks each pair", "cut off"),
 ])
 def test_a_sentence_cut_off_or_garbled_in_copying_is_dropped(sentence, reason):
     text, why, _ = form_check(sentence, question="How does Harrowgate filter its pairs?", quotes=[HARROW],
@@ -110,6 +113,9 @@ def test_a_sentence_cut_off_or_garbled_in_copying_is_dropped(sentence, reason):
     # Its own words, inflected, or new words that resemble none of the evidence's: a paraphrase.
     "Harrowgate trains a filter model first and then uses it to rank every pair against random passages [1]",
     "The filtering outperforms keyword heuristics because it ranks each pair [1]",
+    "The nonrandom pairs are ranked against random passages [1]",
+    # Part of the quoted sentence, ended: a claim of its own.
+    "Harrowgate first trains a filter model on the noisy pairs.",
     # The sentence copied whole: the document's wording, whatever it ends on.
     "Harrowgate first trains a filter model on the noisy pairs, and then ranks each pair against a pool of "
     "random passages (Okafor et al., 2021).",
