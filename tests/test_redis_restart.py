@@ -67,13 +67,16 @@ def private_redis(tmp_path, monkeypatch, settings):
     redis.start()
     url = f"redis://127.0.0.1:{redis.port}/0"
     monkeypatch.setenv("PORTAL_REDIS_URL", url)  # the worker started next reads it
-    original = (app.conf.broker_url, app.conf.broker_transport_options)
+    original = (app.conf.broker_url, app.conf.broker_transport, app.conf.broker_transport_options)
     app.conf.broker_url = url
+    # Without PORTAL_REDIS_URL the settings name the filesystem transport, which would
+    # override the URL's scheme: the test process must publish to this Redis too.
+    app.conf.broker_transport = None
     app.conf.broker_transport_options = {"visibility_timeout": 3600}
     _reset_celery_connections(app)
     yield redis
     redis.stop()
-    app.conf.broker_url, app.conf.broker_transport_options = original
+    app.conf.broker_url, app.conf.broker_transport, app.conf.broker_transport_options = original
     _reset_celery_connections(app)
 
 
