@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
-from time import monotonic
+from queue import Empty
+from time import monotonic, sleep
 
 from celery import Celery
 from kombu import Exchange, Queue
@@ -62,3 +63,26 @@ class WholeMessageFilesystemTransport(filesystem.Transport):
     """The embedded broker (settings.CELERY_BROKER_TRANSPORT when PORTAL_REDIS_URL is unset)."""
 
     Channel = _WholeMessageChannel
+
+    def drain_events(self, connection: object, timeout: float | None = None) -> None:
+        """kombu's polling loop, but it gives up its wait once the worker is asked to stop.
+
+        Celery's loop for polling transports waits up to 2 s for a message before it looks at
+        its shutdown flag, so an idle worker took seconds to stop after SIGTERM (Ctrl-C in
+        `make run`, every worker test's teardown). A message that is there is still delivered.
+        """
+        from celery.worker import state
+
+        started = monotonic()
+        while True:
+            try:
+                self.cycle.get(self._deliver, timeout=timeout)
+                return
+            except Empty:
+                # As celery.worker.state.maybe_shutdown reads them: a flag is set when it is neither
+                # None nor False (0, a clean exit code, counts as set).
+                stopping = any(flag is not None and flag is not False for flag in (state.should_stop, state.should_terminate))
+                if stopping or (timeout is not None and monotonic() - started >= timeout):
+                    raise TimeoutError() from None
+                interval = self.polling_interval or 0
+                sleep(interval if timeout is None else min(interval, timeout))
