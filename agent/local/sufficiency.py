@@ -49,10 +49,10 @@ from agent.local.selection import FEATURES
 from agent.local.text import content_terms, coverage
 
 ALL_FEATURES = ("best_logit", "margin", "support", "idf_context", "answer_fit", "focus", "anchors", "focus_miss",
-                "fit_gap")
+                "fit_gap", "miss_and_gap", "premise_unconfirmed")
 # The default model's features (agent.local.auditor.AuditorParams.need_features keeps the
 # names with the weights the role uses).
-NEED_FEATURES = ("best_logit", "support")
+NEED_FEATURES = ("best_logit", "support", "miss_and_gap")
 _MARGIN_CAP = 3.0
 # "What is the N of ...", "Which is the N used ...": the noun the question asks for.
 _WHAT_THE_N = re.compile(
@@ -96,19 +96,24 @@ def _logit(p: float) -> float:
 
 
 def features(ranked: Sequence[tuple[float, np.ndarray]], names: Sequence[str] = NEED_FEATURES, *,
-             miss: float = 0.0) -> np.ndarray | None:
+             miss: float = 0.0, unconfirmed: bool = False) -> np.ndarray | None:
     """The need's features `names` (of ALL_FEATURES) from its candidates as (P(answers),
     selection features), best first; None when it has no candidate. The margin is the best
     logit minus the second's, capped at 3 (a lone candidate gets the cap); `miss` is the
     best candidate's focus_miss (the caller knows its terms); fit_gap is 1 - its answer fit
-    (it holds a number, but not next to the asked focus: 0.7)."""
+    (it holds a number, but not next to the asked focus: 0.7); miss_and_gap their product
+    (the sentence neither names what is asked nor holds its kind of answer where asked);
+    premise_unconfirmed 1 when the need is a one-need question's whose premise no retrieved
+    sentence confirms (`unconfirmed`, from agent.local.premise_check)."""
     if not ranked:
         return None
     best_p, best_x = ranked[0]
     z1 = _logit(best_p)
     values = {"best_logit": z1,
               "margin": _MARGIN_CAP if len(ranked) < 2 else min(z1 - _logit(ranked[1][0]), _MARGIN_CAP),
-              "focus_miss": miss, "fit_gap": 1.0 - float(best_x[FEATURES.index("answer_fit")])}
+              "focus_miss": miss, "fit_gap": 1.0 - float(best_x[FEATURES.index("answer_fit")]),
+              "premise_unconfirmed": float(unconfirmed)}
+    values["miss_and_gap"] = miss * values["fit_gap"]
     for name in ("support", "idf_context", "answer_fit", "focus", "anchors"):
         values[name] = float(best_x[FEATURES.index(name)])
     return np.array([values[n] for n in names], dtype=np.float64)
