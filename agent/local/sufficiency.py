@@ -3,7 +3,7 @@ candidate sentences (agent.local.selection), shared by the local auditor and its
 (bench/calibrate_sufficiency.py).
 
 The selection model says which candidate answers *best*; this says whether the best one
-answers *at all*, from two features of the need's best candidate:
+answers *at all*, from features of the need's best candidate, first these two:
 
 - best_logit: the selection model's logit (how answer-like it is: the model already weighs
   answer-type fit, the focus noun, IDF coverage and the need's names and numbers);
@@ -18,12 +18,17 @@ unlikely), and answer fit, focus and anchors are constant on SciFact claims, so 
 dozen devbench needs would fit them. Two features with positive weights generalise better
 than seven fitted on that.
 
-Two features aimed at questions about a paper that the paper does not answer are here too
-(focus_miss: what the best sentence leaves out of the asked focus, asked_focus; fit_gap: 1 -
-its answer fit), 0 on SciFact claims, fitted with bench/in_domain_questions.jsonl. Which
-features the model uses is a parameter of the role (AuditorParams.need_features, with the
-weights); the default keeps the two above, since the fitted focus model refused more
-answerable held-out questions (docs/benchmarks.md, "Refusals, stop 24").
+Features aimed at questions about a paper that the paper does not answer (the QASPER-style
+case) are here too (focus_miss: what the best sentence leaves out of the asked focus,
+asked_focus; fit_gap: 1 - its answer fit; miss_and_gap: their product), 0 on SciFact claims.
+The default adds miss_and_gap to the two above, its weight fitted on top of theirs on whole
+runs of the QASPER-style, in-domain and devbench calibration questions
+(bench/calibrate_sufficiency.py --runs): it is large only when the best sentence neither
+names what is asked nor holds its kind of answer, so a right answer worded without the focus
+word costs nothing, which is where focus_miss and fit_gap apart refused answerable held-out
+questions (docs/benchmarks.md, "Refusals, stop 24" and "QASPER-style questions", stop 25).
+premise_unconfirmed (a one-need question whose premise no sentence confirms) is available to
+a model that weighs the premise itself; the default leaves that to the verdict's waiver.
 
 A need with no candidate at all (every sentence failed the answer-type or anchor gates) has
 probability 0. The weights are fields of agent.local.auditor.AuditorParams
