@@ -129,3 +129,43 @@ def devbench_rows(auditor, roles, cfg, retriever, questions: list[dict]) -> list
                 rows.append({"source": "devbench", "split": q["split"], "x": x, "y": 0,
                              "id": f"{q['question_id']}/{f}/no-gold", "kind": f"gold_removed{tag}"})
     return rows
+
+
+def run_rows(questions: list[dict], retriever_for) -> list[dict]:
+    """Whole runs: each question through the agentic loop (local backend, the default
+    parameters) on `retriever_for(question)`, then per need of its final audit the
+    sufficiency features (ALL_FEATURES, with premise_unconfirmed from that audit's premise
+    check), whether a candidate holds a gold span (answerable questions) and the outcome.
+    One row per question: {"id", "set", "split", "expected", "outcome", "needs": [{"x", "gold"}]}."""
+    from agent.benchmark.metrics import spans_covered
+    from agent.configs import build_roles, get_config
+    from agent.local.candidates import candidates, plan_facts, terms_by_document
+    from agent.local.selection import candidate_idf
+    from agent.local.sufficiency import ALL_FEATURES
+    from agent.loop import AgentLoop
+    from agent.retrieval import portal_embed
+
+    cfg = get_config("agentic")
+    rows = []
+    for q in questions:
+        roles = build_roles(cfg, "local", embed=portal_embed())
+        result = AgentLoop(cfg, roles, retriever_for(q), concurrent=False).run(q["question"])
+        auditor, plan, sources = roles.auditor, result.plan, result.sources
+        facts = plan_facts(q["question"], plan)
+        cands = candidates(facts, plan.premise, sources)
+        vecs = auditor._vectors(facts + [c.raw or c.quote for c in cands])
+        doc_terms, idf = terms_by_document(sources), candidate_idf([c.terms for c in cands])
+        premise = result.audit.premise if result.audit else None
+        unconfirmed = (len(facts) == 1 and bool(plan.premise) and premise is not None and not premise.contradicted
+                       and not premise.confirmed)
+        spans = q.get("required_evidence_spans") or []
+        needs = []
+        for fact, fvec in zip(facts, vecs[: len(facts)]):
+            _, ranked = auditor._rank(fact, fvec, cands, vecs[len(facts):], sources, doc_terms, idf)
+            x = auditor.need_features(ranked, fact, cands, ALL_FEATURES, unconfirmed=unconfirmed)
+            gold = bool(spans) and any(spans_covered(spans, [cands[r[2].index].quote]) for r in ranked)
+            needs.append({"x": x, "gold": gold})
+        rows.append({"id": q["question_id"], "set": q.get("set", "devbench"), "split": q["split"],
+                     "expected": q["expected_behavior"], "outcome": result.answer.outcome.value, "needs": needs})
+        print(q["question_id"], result.answer.outcome.value, file=sys.stderr, flush=True)
+    return rows

@@ -35,6 +35,24 @@ claims do not drown devbench's questions). With --loop, premise_unconfirmed_min 
 chosen on the calibration half by the same cost over whole runs, and the loop is run with 0
 and 2 retries to count how often a retry changes the outcome.
 
+With --runs (the refit of the default model, one command):
+
+    nice .venv/bin/python bench/calibrate_sufficiency.py --var var/bench-blind --collection blind --runs \
+        --cache var/refuse/runs
+
+every question of both splits is run through the whole loop, QASPER-style questions
+(bench/qasper_style_questions.jsonl) on a collection holding only their paper
+(bench/refusals.py --scope paper), in-domain and devbench questions on the whole collection;
+rows are the needs of each run's final audit (bench/_sufficiency_rows.run_rows): a need of an
+answerable question one of whose candidates holds a gold span is answered, every need of an
+unanswerable or out-of-scope question is not (other needs of answerable questions are left
+out of the fit and kept for the outcome count). The features (--run-features) are fitted on
+the calibration half only, class-balanced; need_min is the grid point of lowest whole-run
+cost on the calibration half (each question's outcome recounted from its needs: all
+answered ANSWER, some PARTIAL, none REFUSAL), never one that answers an out-of-scope
+calibration question. Whenever the selection model (agent.local.selection) changes, rerun
+this command: the best logit is its output.
+
 Prints JSON: the fitted AuditorParams fields and every figure, labelled calibration or held out.
 """
 
@@ -49,7 +67,14 @@ from pathlib import Path
 
 import _devbench_common as common
 import numpy as np
-from _sufficiency_rows import IN_DOMAIN, GoldFreeRetriever, devbench_rows, load_in_domain, scifact_rows
+from _sufficiency_rows import (
+    IN_DOMAIN,
+    GoldFreeRetriever,
+    devbench_rows,
+    load_in_domain,
+    run_rows,
+    scifact_rows,
+)
 
 COST_ANSWER_UNANSWERED = 3.0  # stating an answer the evidence does not hold
 COST_REFUSE_ANSWERED = 1.0  # a refusal (or a "missing" part) the evidence could have answered
@@ -197,6 +222,153 @@ def _loop_cost(outcomes: dict) -> float:
             + (1 - UNANSWERED_PRIOR) * COST_REFUSE_ANSWERED * refused / max(len(answerable), 1))
 
 
+# The --runs model: the default model's features keep their weights (AuditorParams), the
+# added ones are fitted on top of them (an offset), so a need the added features say nothing
+# about (0) keeps its probability.
+RUN_FEATURES = "miss_and_gap"
+RUN_GRID = [0.2, 0.25, 0.3, 0.35, 0.4]
+WAIVER_GRID = [0.6, 0.65, 0.7, 0.75, 0.8, 1.01]
+
+
+def _run_outcome(row: dict, probs: list[float], need_min: float, waiver: float) -> str:
+    """A run's outcome recounted from its needs' probabilities as agent.local.verdict takes
+    it: all answered ANSWER, some PARTIAL, none REFUSAL; a one-need question whose premise
+    no sentence confirmed is answered (PARTIAL) only at P >= `waiver`; a FALSE_PREMISE
+    stays one."""
+    from agent.local.sufficiency import ALL_FEATURES
+
+    if row["outcome"] == "FALSE_PREMISE":
+        return "FALSE_PREMISE"
+    said = [p >= need_min for p in probs]
+    first = row["needs"][0]["x"] if row["needs"] else None
+    if len(probs) == 1 and first is not None and first[ALL_FEATURES.index("premise_unconfirmed")]:
+        return "PARTIAL" if said[0] and probs[0] >= waiver else "REFUSAL"
+    return "ANSWER" if said and all(said) else "PARTIAL" if any(said) else "REFUSAL"
+
+
+def _run_tally(rows: list[dict], probs: dict[str, list[float]], need_min: float, waiver: float) -> dict:
+    """Per set and expected behaviour: the outcomes recounted (_run_outcome)."""
+    tally: dict[str, Counter] = {}
+    for r in rows:
+        out = _run_outcome(r, probs[r["id"]], need_min, waiver)
+        tally.setdefault(f"{r['set']}:{r['expected']}", Counter())[out] += 1
+    return {k: dict(v) for k, v in sorted(tally.items())}
+
+
+def _run_cost(tally: dict) -> float:
+    """Expected cost per question, as _loop_cost: answering an unanswerable question costs
+    COST_ANSWER_UNANSWERED, refusing an answerable one COST_REFUSE_ANSWERED, the unanswerable
+    ones weighing UNANSWERED_PRIOR in all."""
+    un, ans = Counter(), Counter()
+    for kind, c in tally.items():
+        (ans if kind.endswith(":ANSWER") else un).update(c)
+    said = un["ANSWER"] + un["PARTIAL"]
+    return (UNANSWERED_PRIOR * COST_ANSWER_UNANSWERED * said / max(sum(un.values()), 1)
+            + (1 - UNANSWERED_PRIOR) * COST_REFUSE_ANSWERED * ans["REFUSAL"] / max(sum(ans.values()), 1))
+
+
+def fit_offset(x_base: np.ndarray, x_new: np.ndarray, y: np.ndarray, base_weights, base_bias: float, *,
+               l2: float = 1.0, steps: int = 100) -> np.ndarray:
+    """Weights of the added features x_new of a logistic model whose other features x_base
+    keep `base_weights` and `base_bias` (an offset): Newton steps on the class-balanced,
+    L2-penalised log loss."""
+    offset = x_base @ np.asarray(base_weights, dtype=float) + base_bias
+    sw = np.where(y == 1, len(y) / (2 * max(y.sum(), 1)), len(y) / (2 * max((1 - y).sum(), 1)))
+    w = np.zeros(x_new.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-(offset + x_new @ w)))
+        hessian = (x_new * (sw * p * (1 - p))[:, None]).T @ x_new + l2 * np.eye(len(w))
+        w -= np.linalg.solve(hessian, x_new.T @ (sw * (p - y)) + l2 * w)
+    return w
+
+
+def runs_main(args) -> None:
+    """--runs: fit the added need features and choose need_min and premise_unconfirmed_min
+    on whole runs (module docstring)."""
+    import pickle
+
+    from refusals import load_set, paper_collection
+
+    from agent.configs import get_config
+    from agent.local.calibration import CALIBRATION
+    from agent.local.sufficiency import ALL_FEATURES, auc, probability
+    from agent.retrieval import CollectionRetriever
+    from knowledge.models import Collection
+
+    cfg = get_config("agentic")
+    collection = Collection.objects.get(slug=args.collection)
+    ready = {n.removesuffix(".pdf") for n in
+             collection.documents.filter(status="ready").values_list("original_name", flat=True)}
+    questions = [q for name in ("qasper", "in_domain") for q in load_set(name) if q["paper"] in ready]
+    questions += [q for q in common.with_splits(common.load_questions())
+                  if q["expected_behavior"] in ("ANSWER", "REFUSE_OUT_OF_SCOPE") and set(q["expected_doc_ids"]) <= ready]
+    whole = CollectionRetriever(collection, mode=cfg.retrieval_mode)
+    own: dict[str, CollectionRetriever] = {}
+
+    def retriever_for(q: dict):
+        if q.get("set") != "qasper":
+            return whole
+        if q["paper"] not in own:
+            own[q["paper"]] = CollectionRetriever(paper_collection(q["paper"]), mode=cfg.retrieval_mode)
+        return own[q["paper"]]
+
+    path = Path(args.cache) / "run_rows.pkl" if args.cache else None
+    if path and path.exists():
+        rows = pickle.loads(path.read_bytes())
+    else:
+        rows = run_rows(questions, retriever_for)
+        if path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(pickle.dumps(rows))
+    # The base model: the two-feature default (its weights, not the current AuditorParams'
+    # if those already carry added features).
+    base_names, base_weights, base_bias = ("best_logit", "support"), (0.619, 3.2922), -0.6589
+    added = tuple(n for n in args.run_features.split(",") if n)
+    base_cols = [ALL_FEATURES.index(n) for n in base_names]
+    new_cols = [ALL_FEATURES.index(n) for n in added]
+    fit_rows = [(np.asarray(n["x"], dtype=float), int(r["expected"] == "ANSWER")) for r in rows
+                if r["split"] == CALIBRATION for n in r["needs"]
+                if n["x"] is not None and (n["gold"] or r["expected"] != "ANSWER")]
+    x = np.array([f for f, _ in fit_rows])
+    y = np.array([t for _, t in fit_rows], dtype=float)
+    w_new = fit_offset(x[:, base_cols], x[:, new_cols], y, base_weights, base_bias, l2=args.l2) if added else []
+    names = base_names + added
+    weights = tuple(base_weights) + tuple(round(float(w), 4) for w in w_new)
+    cols = base_cols + new_cols
+
+    def prob(v) -> float:
+        return 0.0 if v is None else probability(np.asarray(v, dtype=float)[cols], weights, base_bias)
+
+    probs = {r["id"]: [prob(n["x"]) for n in r["needs"]] for r in rows}
+    splits = {sp: [r for r in rows if (r["split"] == CALIBRATION) == (sp == "calibration")]
+              for sp in ("calibration", "held_out")}
+    grid = []
+    for t in RUN_GRID:
+        for waiver in WAIVER_GRID:
+            cal = _run_tally(splits["calibration"], probs, t, waiver)
+            grid.append({"need_min": t, "premise_unconfirmed_min": waiver, "calibration_cost": round(_run_cost(cal), 4),
+                         "out_of_scope_answered": sum(c.get("ANSWER", 0) + c.get("PARTIAL", 0) for k, c in cal.items()
+                                                      if k.endswith("REFUSE_OUT_OF_SCOPE")),
+                         "calibration": cal, "held_out": _run_tally(splits["held_out"], probs, t, waiver)})
+    # Lowest calibration cost among the points that answer no out-of-scope calibration
+    # question; ties go to the more cautious point (higher need_min, then higher waiver).
+    allowed = [g for g in grid if not g["out_of_scope_answered"]] or grid[-1:]
+    best = min(allowed, key=lambda g: (g["calibration_cost"], -g["need_min"], -g["premise_unconfirmed_min"]))
+    scores = [prob(f) for f, _ in fit_rows]
+    print(json.dumps({
+        "need_features": list(names), "need_weights": list(weights), "need_bias": base_bias,
+        "need_min": best["need_min"], "premise_unconfirmed_min": best["premise_unconfirmed_min"],
+        "fit_rows": {"answered": int(y.sum()), "unanswered": int(len(y) - y.sum())},
+        "calibration_auc": {"base": auc([probability(f[base_cols], base_weights, base_bias) for f, _ in fit_rows],
+                                        list(y)),
+                            "with_added": auc(scores, list(y))},
+        "recorded_outcomes": {sp: {k: dict(Counter(r["outcome"] for r in rs if f"{r['set']}:{r['expected']}" == k))
+                                   for k in sorted({f"{r['set']}:{r['expected']}" for r in rs})}
+                              for sp, rs in splits.items()},
+        "chosen": best, "grid": grid,
+    }, indent=1, default=str))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--var", default=str(common.ROOT / "var" / "bench-blind"))
@@ -206,10 +378,16 @@ def main() -> None:
     parser.add_argument("--loop", action="store_true", help="also run the whole loop (premise waiver, retries)")
     parser.add_argument("--report-only", action="store_true", help="no fit: report the current AuditorParams")
     parser.add_argument("--cache", default="", help="folder caching the rows (pickles) between fits")
+    parser.add_argument("--runs", action="store_true", help="fit on whole runs (module docstring)")
+    parser.add_argument("--run-features", default=RUN_FEATURES,
+                        help="the --runs model's features added to best_logit and support (comma-separated)")
     parser.add_argument("--features", default="best_logit,support,focus_miss,fit_gap",
                         help="the model's features (of agent.local.sufficiency.ALL_FEATURES)")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
+    if args.runs:
+        runs_main(args)
+        return
     import pickle
 
     from devbench import _MemoRetriever as MemoRetriever

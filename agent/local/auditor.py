@@ -108,23 +108,25 @@ class AuditorParams:
     # Whether a need is answered at all (agent.local.sufficiency: a logistic model over the
     # features `need_features` of its best candidate, weights in that order), and the
     # probabilities that make it SUPPORTED / PARTIAL (equal: no PARTIAL band was fitted).
-    # Weights fitted by bench/calibrate_sufficiency.py on SciFact calibration claims and the
-    # devbench calibration half. The whole-run cost on the calibration half is flat from 0 to
-    # 0.35 (0.35 won only by a gold-removed twin turned into a wrong FALSE_PREMISE), so the
-    # threshold is the lowest point of that flat stretch that was measured apart from 0:
-    # it changes no calibration outcome of answerable questions (docs/benchmarks.md).
-    # A model that also weighs what the best sentence leaves out of the asked focus and
-    # answer type (focus_miss, fit_gap) was fitted with bench/in_domain_questions.jsonl and
-    # refuses more in-domain unanswerable questions, but refused more answerable ones on
-    # every held-out set, so it is not the default (docs/benchmarks.md, "Refusals, stop 24").
-    need_features: tuple[str, ...] = sufficiency.NEED_FEATURES
-    need_weights: tuple[float, ...] = (0.619, 3.2922)
+    # best_logit and support: weights fitted by bench/calibrate_sufficiency.py on SciFact
+    # calibration claims and the devbench calibration half (docs/benchmarks.md, "Answer,
+    # partial or refuse"). miss_and_gap (the best sentence neither names the asked focus nor
+    # holds the asked kind of answer where asked): its weight fitted on top of those two
+    # (an offset), with need_min and premise_unconfirmed_min chosen by the whole-run cost,
+    # on the calibration halves of whole runs of the QASPER-style, in-domain and devbench
+    # questions (bench/calibrate_sufficiency.py --runs; docs/benchmarks.md, "QASPER-style
+    # questions", stop 25). A model that also weighs focus_miss and fit_gap apart refused
+    # more answerable held-out questions (docs/benchmarks.md, "Refusals, stop 24").
+    need_features: tuple[str, ...] = ("best_logit", "support", "miss_and_gap")
+    need_weights: tuple[float, ...] = (0.619, 3.2922, -1.2521)
     need_bias: float = -0.6589
-    need_min: float = 0.2
-    need_partial_min: float = 0.2
+    need_min: float = 0.3
+    need_partial_min: float = 0.3
     # A one-need question whose premise no sentence confirms is answered (PARTIAL, saying
-    # so) only when its need is at least this likely answered; above 1, never.
-    premise_unconfirmed_min: float = 1.01
+    # so) only when its need is at least this likely answered; above 1, never. (With
+    # "premise_unconfirmed" among need_features the model weighs that itself, and the need
+    # threshold decides.)
+    premise_unconfirmed_min: float = 0.8
     # Whether a sentence that only says where the paper treats something ("In Section 5, we
     # describe ...", "... in three different ways:"; agent.local.answer_type.points_elsewhere)
     # may answer a need. No: on the devbench calibration half it put the answering sentence
@@ -168,6 +170,17 @@ class LocalAuditor:
         # ("default" among sentences that all say "pooling strategy") decide the ranking.
         idf = candidate_idf([c.terms for c in cands])
 
+        # The premise is judged on each query's top k only: the deeper pool widens the choice
+        # of an answering sentence, and its many loosely related sentences would add false
+        # alarms (agent.types.Source.pool).
+        read = [i for i, c in enumerate(cands) if not sources[c.source_index].pool]
+        premise = check_premise(plan.premise, premise_vec, [cands[i] for i in read], sources, sent_vecs[read],
+                                doc_terms, sibling_map, params=p, asked=asked_noun(question))
+        # A one-need question whose premise no sentence confirms: the need model may weigh
+        # that (AuditorParams.need_features "premise_unconfirmed").
+        unconfirmed = (len(facts) == 1 and bool(plan.premise) and not premise.contradicted
+                       and not premise.confirmed)
+
         audits: list[FactAudit] = []
         need_ps: list[float] = []
         missing: list[str] = []
@@ -177,7 +190,7 @@ class LocalAuditor:
         asked = plan.facts or [question]
         for n, (fact, fvec) in enumerate(zip(facts, fact_vecs)):
             scores, ranked = self._rank(fact, fvec, cands, sent_vecs, sources, doc_terms, idf)
-            need_p = self.need_probability(ranked, fact, cands)
+            need_p = self.need_probability(ranked, fact, cands, unconfirmed=unconfirmed)
             need_ps.append(need_p)
             fact_label = self._need_label(need_p)
             picked: list[SupportingSentence] = []
@@ -225,41 +238,40 @@ class LocalAuditor:
             if label != SupportLabel.SUPPORTED:
                 missing.append(asked[n].strip() if n < len(asked) else fact)
 
-        # The premise is judged on each query's top k only: the deeper pool widens the choice
-        # of an answering sentence, and its many loosely related sentences would add false
-        # alarms (agent.types.Source.pool).
-        read = [i for i, c in enumerate(cands) if not sources[c.source_index].pool]
-        premise = check_premise(plan.premise, premise_vec, [cands[i] for i in read], sources, sent_vecs[read],
-                                doc_terms, sibling_map, params=p, asked=asked_noun(question))
         if plan.premise and not premise.contradicted and not premise.confirmed:
             missing.append(f"{PREMISE_PREFIX}{plan.premise}")
         # A one-need question whose premise nothing confirms may still be answered (PARTIAL,
-        # saying the premise is unconfirmed) when its need is very likely answered.
-        waived = len(need_ps) == 1 and need_ps[0] >= p.premise_unconfirmed_min
+        # saying the premise is unconfirmed) when its need is very likely answered, or when
+        # the need model already weighs the unconfirmed premise and still calls it answered.
+        waived = len(need_ps) == 1 and (
+            need_ps[0] >= p.premise_unconfirmed_min
+            or ("premise_unconfirmed" in p.need_features and need_ps[0] >= p.need_min))
         verdict, reason = verdict_for(audits, premise, conflicts, can_retry, premise_waived=waived)
         return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
                            reason=reason)
 
     def need_probability(self, ranked: list[tuple[float, float, SentenceScore, np.ndarray]], fact: str,
-                         cands: list[Candidate]) -> float:
+                         cands: list[Candidate], *, unconfirmed: bool = False) -> float:
         """P(the need is answered by its best sentence): agent.local.sufficiency's model over
-        the need's ranked candidates (AuditorParams.need_features). Without fitted weights,
-        the best candidate's own P(answers) (the selection model) stands in."""
+        the need's ranked candidates (AuditorParams.need_features; `unconfirmed`: a one-need
+        question whose premise no sentence confirms). Without fitted weights, the best
+        candidate's own P(answers) (the selection model) stands in."""
         p = self.params
         if not p.need_weights:
             return ranked[0][0] if ranked else 0.0
-        x = self.need_features(ranked, fact, cands, p.need_features)
+        x = self.need_features(ranked, fact, cands, p.need_features, unconfirmed=unconfirmed)
         return sufficiency.probability(x, p.need_weights, p.need_bias)
 
     @staticmethod
     def need_features(ranked: list[tuple[float, float, SentenceScore, np.ndarray]], fact: str,
-                      cands: list[Candidate], names) -> np.ndarray | None:
+                      cands: list[Candidate], names, *, unconfirmed: bool = False) -> np.ndarray | None:
         """agent.local.sufficiency's features `names` of the need from its ranked candidates."""
         if not ranked:
             return None
         best = cands[ranked[0][2].index]
         miss = sufficiency.focus_miss(sufficiency.asked_focus(fact), best.terms, term_set(best.context))
-        return sufficiency.features([(answers, x) for answers, _, _, x in ranked], names, miss=miss)
+        return sufficiency.features([(answers, x) for answers, _, _, x in ranked], names, miss=miss,
+                                    unconfirmed=unconfirmed)
 
     def _need_label(self, prob: float) -> SupportLabel:
         if prob >= self.params.need_min:

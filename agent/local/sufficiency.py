@@ -3,7 +3,7 @@ candidate sentences (agent.local.selection), shared by the local auditor and its
 (bench/calibrate_sufficiency.py).
 
 The selection model says which candidate answers *best*; this says whether the best one
-answers *at all*, from two features of the need's best candidate:
+answers *at all*, from features of the need's best candidate, first these two:
 
 - best_logit: the selection model's logit (how answer-like it is: the model already weighs
   answer-type fit, the focus noun, IDF coverage and the need's names and numbers);
@@ -18,12 +18,17 @@ unlikely), and answer fit, focus and anchors are constant on SciFact claims, so 
 dozen devbench needs would fit them. Two features with positive weights generalise better
 than seven fitted on that.
 
-Two features aimed at questions about a paper that the paper does not answer are here too
-(focus_miss: what the best sentence leaves out of the asked focus, asked_focus; fit_gap: 1 -
-its answer fit), 0 on SciFact claims, fitted with bench/in_domain_questions.jsonl. Which
-features the model uses is a parameter of the role (AuditorParams.need_features, with the
-weights); the default keeps the two above, since the fitted focus model refused more
-answerable held-out questions (docs/benchmarks.md, "Refusals, stop 24").
+Features aimed at questions about a paper that the paper does not answer (the QASPER-style
+case) are here too (focus_miss: what the best sentence leaves out of the asked focus,
+asked_focus; fit_gap: 1 - its answer fit; miss_and_gap: their product), 0 on SciFact claims.
+The default adds miss_and_gap to the two above, its weight fitted on top of theirs on whole
+runs of the QASPER-style, in-domain and devbench calibration questions
+(bench/calibrate_sufficiency.py --runs): it is large only when the best sentence neither
+names what is asked nor holds its kind of answer, so a right answer worded without the focus
+word costs nothing, which is where focus_miss and fit_gap apart refused answerable held-out
+questions (docs/benchmarks.md, "Refusals, stop 24" and "QASPER-style questions", stop 25).
+premise_unconfirmed (a one-need question whose premise no sentence confirms) is available to
+a model that weighs the premise itself; the default leaves that to the verdict's waiver.
 
 A need with no candidate at all (every sentence failed the answer-type or anchor gates) has
 probability 0. The weights are fields of agent.local.auditor.AuditorParams
@@ -49,10 +54,10 @@ from agent.local.selection import FEATURES
 from agent.local.text import content_terms, coverage
 
 ALL_FEATURES = ("best_logit", "margin", "support", "idf_context", "answer_fit", "focus", "anchors", "focus_miss",
-                "fit_gap")
+                "fit_gap", "miss_and_gap", "premise_unconfirmed")
 # The default model's features (agent.local.auditor.AuditorParams.need_features keeps the
 # names with the weights the role uses).
-NEED_FEATURES = ("best_logit", "support")
+NEED_FEATURES = ("best_logit", "support", "miss_and_gap")
 _MARGIN_CAP = 3.0
 # "What is the N of ...", "Which is the N used ...": the noun the question asks for.
 _WHAT_THE_N = re.compile(
@@ -96,19 +101,24 @@ def _logit(p: float) -> float:
 
 
 def features(ranked: Sequence[tuple[float, np.ndarray]], names: Sequence[str] = NEED_FEATURES, *,
-             miss: float = 0.0) -> np.ndarray | None:
+             miss: float = 0.0, unconfirmed: bool = False) -> np.ndarray | None:
     """The need's features `names` (of ALL_FEATURES) from its candidates as (P(answers),
     selection features), best first; None when it has no candidate. The margin is the best
     logit minus the second's, capped at 3 (a lone candidate gets the cap); `miss` is the
     best candidate's focus_miss (the caller knows its terms); fit_gap is 1 - its answer fit
-    (it holds a number, but not next to the asked focus: 0.7)."""
+    (it holds a number, but not next to the asked focus: 0.7); miss_and_gap their product
+    (the sentence neither names what is asked nor holds its kind of answer where asked);
+    premise_unconfirmed 1 when the need is a one-need question's whose premise no retrieved
+    sentence confirms (`unconfirmed`, from agent.local.premise_check)."""
     if not ranked:
         return None
     best_p, best_x = ranked[0]
     z1 = _logit(best_p)
     values = {"best_logit": z1,
               "margin": _MARGIN_CAP if len(ranked) < 2 else min(z1 - _logit(ranked[1][0]), _MARGIN_CAP),
-              "focus_miss": miss, "fit_gap": 1.0 - float(best_x[FEATURES.index("answer_fit")])}
+              "focus_miss": miss, "fit_gap": 1.0 - float(best_x[FEATURES.index("answer_fit")]),
+              "premise_unconfirmed": float(unconfirmed)}
+    values["miss_and_gap"] = miss * values["fit_gap"]
     for name in ("support", "idf_context", "answer_fit", "focus", "anchors"):
         values[name] = float(best_x[FEATURES.index(name)])
     return np.array([values[n] for n in names], dtype=np.float64)
