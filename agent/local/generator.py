@@ -5,9 +5,9 @@
 - SUFFICIENT / PARTIALLY_SUFFICIENT: 1-3 supporting sentences, best per fact first, in
   fact order and, within one chunk, in reading order; near-duplicates dropped; a yes/no
   question gets "Yes" or "No" first. A fact's best sentence that leans on the one before it
-  (it opens by referring back, "For each of these ...", or names none of the fact's
-  subjects while the sentence before does) is preceded by that sentence, in place of a
-  second-best one (lead_sentence). A partial answer notes which facts had no evidence.
+  (it opens by referring back: "For each of these ...", "This means ...") is preceded by
+  that sentence, in place of a second-best one (lead_sentence). A partial answer notes which
+  facts had no evidence.
 - Conflicting evidence: neither sentence is stated as fact; both are reported, cited.
 - FALSE_PREMISE: says the premise does not hold and quotes the contradicting sentence.
 - CLARIFY: asks which paper or result is meant and offers rephrasings built from the
@@ -26,7 +26,7 @@ import numpy as np
 from agent.local.answer_type import need_of, points_elsewhere, polarity
 from agent.local.eligibility import eligible, is_injection, is_label
 from agent.local.embed import EmbedFn, get_embed
-from agent.local.text import anchor_terms, content_terms, split_sentences, term_set, words
+from agent.local.text import content_terms, split_sentences, term_set, words
 from agent.types import (
     AuditResult,
     Draft,
@@ -67,8 +67,8 @@ class ExtractiveGenerator:
             from agent.llm_roles import refusal_draft
 
             return refusal_draft(question, sources, audit)
-        sentences = _answer_sentences(question, audit, marker, sources)
         conflicted = {q for c in audit.conflicts for q in c.quotes}
+        sentences = _answer_sentences(question, audit, marker, sources, conflicted)
         sentences = [s for s in sentences if s.quote not in conflicted]
         for c in audit.conflicts:
             if all(cid in marker for cid in c.chunk_ids):
@@ -115,11 +115,13 @@ def _usable(fact_sentences: list[SupportingSentence], marker: dict[int, int]) ->
 
 
 def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int],
-                      sources: list[Source] | None = None) -> list[DraftSentence]:
+                      sources: list[Source] | None = None, conflicted: set[str] | None = None,
+                      ) -> list[DraftSentence]:
     """The best sentence of each fact first, then second-best ones, 3 at most, no near-duplicates;
     facts in order, and within a fact the best sentence first (two from one chunk in reading order).
     A best sentence that leans on the sentence before it (lead_sentence) comes after that
-    sentence, which takes the place of a second-best one."""
+    sentence, which takes the place of a second-best one; a sentence in `conflicted` (the
+    caller reports it as disputed, not as fact) gets none."""
     per_fact = [_usable(f.sentences, marker) for f in audit.facts]
     chosen: list[tuple[int, int, SupportingSentence]] = []
     seen_terms: list[set[str]] = []
@@ -135,7 +137,8 @@ def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int],
             chosen.append((i, rank, s))
 
     yesno = need_of(question).kind == "yesno"
-    leads = {} if yesno else _leads(chosen, audit, sources or [], seen_terms)
+    leads = {} if yesno else _leads([c for c in chosen if c[2].quote not in (conflicted or set())], audit,
+                                    sources or [], seen_terms)
     # A lead takes the place of the last second-best sentence; with none left, the last lead goes.
     while len(chosen) + len(leads) > MAX_ANSWER_SENTENCES:
         spare = [n for n, (_, rank, _) in enumerate(chosen) if rank > 0]
@@ -190,16 +193,15 @@ def _leads(chosen: list[tuple[int, int, SupportingSentence]], audit: AuditResult
 _BACK_REFERENCES = frozenset({"it", "its", "they", "their", "them", "this", "these", "those", "such", "latter",
                               "former", "both"})
 # What "this"/"these" name when they point at the paper itself, not at the sentence before.
-_SELF = frozenset({"paper", "work", "study", "section", "survey", "article", "chapter", "appendix", "figure",
-                   "table", "setting", "way", "end", "case"})
+_SELF = frozenset({"paper", "publication", "work", "study", "section", "survey", "article", "chapter", "appendix",
+                   "figure", "table", "setting", "way", "end", "case"})
 
 
 def lead_sentence(fact: str, quote: str, chunk_text: str) -> str:
     """The sentence before `quote` in its chunk when `quote` leans on it, else "": the quote
-    opens by referring back ("For each of these we use dk = 64."), or it names none of the
-    fact's subjects (its names, acronyms, identifiers) while the sentence before names one.
-    The sentence before must be answer-eligible, say something of the fact (a content term
-    of it) and not merely point elsewhere ("... in three ways:")."""
+    opens by referring back ("For each of these we use dk = 64.", "This means ..."). The
+    sentence before must be answer-eligible, say something of the fact (a content term of
+    it) and not merely point elsewhere ("... in three ways:")."""
     sentences = split_sentences(chunk_text)
     at = next((n for n, raw in enumerate(sentences) if eligible(raw) == quote), -1)
     if at <= 0:
@@ -214,9 +216,7 @@ def lead_sentence(fact: str, quote: str, chunk_text: str) -> str:
     refers_back = any(w in _BACK_REFERENCES and not (w in ("this", "these") and n + 1 < len(opening)
                                                      and opening[n + 1] in _SELF)
                       for n, w in enumerate(opening))
-    subjects = {a for a in anchor_terms(fact) if not any(c.isdigit() for c in a)}
-    unnamed = bool(subjects) and not subjects & term_set(quote) and bool(subjects & term_set(before))
-    return before if refers_back or unnamed else ""
+    return before if refers_back else ""
 
 
 _TOPICS = {"results": "the main results", "result": "the main result", "findings": "the main findings",
