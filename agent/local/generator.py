@@ -4,7 +4,10 @@
   most similar to the question, always answered, each citing its chunk.
 - SUFFICIENT / PARTIALLY_SUFFICIENT: 1-3 supporting sentences, best per fact first, in
   fact order and, within one chunk, in reading order; near-duplicates dropped; a yes/no
-  question gets "Yes" or "No" first. A partial answer notes which facts had no evidence.
+  question gets "Yes" or "No" first. A fact's best sentence that leans on the one before it
+  (it opens by referring back: "For each of these ...", "This means ...") is preceded by
+  that sentence, in place of a second-best one (lead_sentence). A partial answer notes which
+  facts had no evidence.
 - Conflicting evidence: neither sentence is stated as fact; both are reported, cited.
 - FALSE_PREMISE: says the premise does not hold and quotes the contradicting sentence.
 - CLARIFY: asks which paper or result is meant and offers rephrasings built from the
@@ -20,10 +23,10 @@ import re
 
 import numpy as np
 
-from agent.local.answer_type import need_of, polarity
+from agent.local.answer_type import need_of, points_elsewhere, polarity
 from agent.local.eligibility import eligible, is_injection, is_label
 from agent.local.embed import EmbedFn, get_embed
-from agent.local.text import split_sentences, term_set
+from agent.local.text import content_terms, split_sentences, term_set, words
 from agent.types import (
     AuditResult,
     Draft,
@@ -64,8 +67,8 @@ class ExtractiveGenerator:
             from agent.llm_roles import refusal_draft
 
             return refusal_draft(question, sources, audit)
-        sentences = _answer_sentences(question, audit, marker)
         conflicted = {q for c in audit.conflicts for q in c.quotes}
+        sentences = _answer_sentences(question, audit, marker, sources, conflicted)
         sentences = [s for s in sentences if s.quote not in conflicted]
         for c in audit.conflicts:
             if all(cid in marker for cid in c.chunk_ids):
@@ -111,9 +114,14 @@ def _usable(fact_sentences: list[SupportingSentence], marker: dict[int, int]) ->
     return [s for s in usable if s.label == best.label and s.score >= best.score - _SECOND_SENTENCE_MARGIN]
 
 
-def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int]) -> list[DraftSentence]:
+def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int],
+                      sources: list[Source] | None = None, conflicted: set[str] | None = None,
+                      ) -> list[DraftSentence]:
     """The best sentence of each fact first, then second-best ones, 3 at most, no near-duplicates;
-    facts in order, and within a fact the best sentence first (two from one chunk in reading order)."""
+    facts in order, and within a fact the best sentence first (two from one chunk in reading order).
+    A best sentence that leans on the sentence before it (lead_sentence) comes after that
+    sentence, which takes the place of a second-best one; a sentence in `conflicted` (the
+    caller reports it as disputed, not as fact) gets none."""
     per_fact = [_usable(f.sentences, marker) for f in audit.facts]
     chosen: list[tuple[int, int, SupportingSentence]] = []
     seen_terms: list[set[str]] = []
@@ -123,17 +131,33 @@ def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int])
                 continue
             s = picks[rank]
             terms = term_set(s.quote)
-            if any(len(terms & t) / max(len(terms | t), 1) >= 0.7 for t in seen_terms):
+            if any(_near_duplicate(terms, t) for t in seen_terms):
                 continue
             seen_terms.append(terms)
             chosen.append((i, rank, s))
+
+    yesno = need_of(question).kind == "yesno"
+    leads = {} if yesno else _leads([c for c in chosen if c[2].quote not in (conflicted or set())], audit,
+                                    sources or [], seen_terms)
+    # A lead takes the place of the last second-best sentence; with none left, the last lead goes.
+    while len(chosen) + len(leads) > MAX_ANSWER_SENTENCES:
+        spare = [n for n, (_, rank, _) in enumerate(chosen) if rank > 0]
+        if spare:
+            chosen.pop(spare[-1])
+        else:
+            leads.pop(list(leads)[-1])
 
     first_of_chunk: dict[tuple[int, int], int] = {}
     for i, rank, s in chosen:
         first_of_chunk.setdefault((i, s.chunk_id), rank)
     chosen.sort(key=lambda item: (item[0], first_of_chunk[(item[0], item[2].chunk_id)], item[2].quote_start))
-    out = [DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote) for _, _, s in chosen]
-    if out and need_of(question).kind == "yesno":
+    out: list[DraftSentence] = []
+    for i, rank, s in chosen:
+        if (i, rank) in leads:
+            lead = leads[(i, rank)]
+            out.append(DraftSentence(text=lead, citations=[marker[s.chunk_id]], quote=lead))
+        out.append(DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote))
+    if out and yesno:
         # The best-ranked sentence that clearly affirms or denies decides, and goes first so
         # the Yes or No reads as its conclusion; when none does, the answer quotes without a
         # Yes or No it could not back.
@@ -144,6 +168,55 @@ def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int])
             first = out.pop(n)
             out.insert(0, first.model_copy(update={"text": f"{answer.capitalize()}: {first.text}"}))
     return out
+
+
+def _near_duplicate(a: set[str], b: set[str]) -> bool:
+    return len(a & b) / max(len(a | b), 1) >= 0.7
+
+
+def _leads(chosen: list[tuple[int, int, SupportingSentence]], audit: AuditResult, sources: list[Source],
+           seen_terms: list[set[str]]) -> dict[tuple[int, int], str]:
+    """(fact, rank) of each fact's best sentence that leans on the sentence before it -> that sentence."""
+    texts = {s.chunk_id: s.text for s in sources}
+    out: dict[tuple[int, int], str] = {}
+    for i, rank, s in chosen:
+        if rank > 0 or s.chunk_id not in texts:
+            continue
+        lead = lead_sentence(audit.facts[i].fact, s.quote, texts[s.chunk_id])
+        if lead and not any(_near_duplicate(term_set(lead), t) for t in seen_terms):
+            out[(i, rank)] = lead
+    return out
+
+
+# Words that, among a sentence's first four, refer back to what the sentence before said
+# ("For each of these we use ...", "They are trained ...", "This yields ...").
+_BACK_REFERENCES = frozenset({"it", "its", "they", "their", "them", "this", "these", "those", "such", "latter",
+                              "former", "both"})
+# What "this"/"these" name when they point at the paper itself, not at the sentence before.
+_SELF = frozenset({"paper", "publication", "work", "study", "section", "survey", "article", "chapter", "appendix",
+                   "figure", "table", "setting", "way", "end", "case"})
+
+
+def lead_sentence(fact: str, quote: str, chunk_text: str) -> str:
+    """The sentence before `quote` in its chunk when `quote` leans on it, else "": the quote
+    opens by referring back ("For each of these we use dk = 64.", "This means ..."). The
+    sentence before must be answer-eligible, say something of the fact (a content term of
+    it) and not merely point elsewhere ("... in three ways:")."""
+    sentences = split_sentences(chunk_text)
+    at = next((n for n, raw in enumerate(sentences) if eligible(raw) == quote), -1)
+    if at <= 0:
+        return ""
+    before = eligible(sentences[at - 1])
+    if not before or points_elsewhere(before):
+        return ""
+    wanted = set(content_terms(fact))
+    if not wanted & term_set(before):
+        return ""
+    opening = words(quote)[:4]
+    refers_back = any(w in _BACK_REFERENCES and not (w in ("this", "these") and n + 1 < len(opening)
+                                                     and opening[n + 1] in _SELF)
+                      for n, w in enumerate(opening))
+    return before if refers_back else ""
 
 
 _TOPICS = {"results": "the main results", "result": "the main result", "findings": "the main findings",
