@@ -34,6 +34,11 @@ class RunConfig:
     # devbench calibration half (bench/sentence_pool.py, docs/benchmarks.md).
     pool: int = 0
     sentence_pool: int = 0
+    # With an audit, also each retriever's own top `heads` chunks per query (BM25's and the
+    # dense search's, before fusion), and the chunks just before and after each query's
+    # best `neighbours` chunks: pool chunks too (agent.loop.AgentLoop._retrieve).
+    heads: int = 0
+    neighbours: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,6 +48,15 @@ class RunConfig:
 # dense search); a deeper chunk pool (`pool`) put no more answering sentences first on the
 # devbench calibration half (bench/sentence_pool.py, docs/benchmarks.md).
 SENTENCE_POOL = 5
+# And each retriever's own best chunk per sub-query (BM25's and the dense search's, which RRF
+# can push far down when the other list misses it), from a paper the fused top k found, and
+# the chunks next to each sub-query's best chunk. On the devbench calibration half: 32 -> 35
+# of 45 gold spans in the retrieved chunks, answering sentence first 11 -> 12, in the answer
+# 14 -> 16, every outcome the same; each retriever's best 2 or 5 moved answering sentences
+# already in the first ten further down (noise), its best 1 none (bench/sentence_pool.py,
+# docs/benchmarks.md).
+HEADS = 1
+NEIGHBOURS = 1
 
 CONFIGS: dict[str, RunConfig] = {
     c.name: c
@@ -52,10 +66,12 @@ CONFIGS: dict[str, RunConfig] = {
         RunConfig("hybrid", retrieval_mode="rrf"),
         RunConfig("hybrid_rerank", retrieval_mode="rrf", rerank="sentence"),
         RunConfig("agentic_no_audit", plan=True),
-        RunConfig("agentic_no_retry", plan=True, audit=True, sentence_pool=SENTENCE_POOL),
-        RunConfig("agentic", plan=True, audit=True, max_retries=2, sentence_pool=SENTENCE_POOL),
+        RunConfig("agentic_no_retry", plan=True, audit=True, sentence_pool=SENTENCE_POOL, heads=HEADS,
+                  neighbours=NEIGHBOURS),
+        RunConfig("agentic", plan=True, audit=True, max_retries=2, sentence_pool=SENTENCE_POOL, heads=HEADS,
+                  neighbours=NEIGHBOURS),
         RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2,
-                  sentence_pool=SENTENCE_POOL),
+                  sentence_pool=SENTENCE_POOL, heads=HEADS, neighbours=NEIGHBOURS),
     )
 }
 # The one list of configuration names (the ask form, the API, benchmarks).

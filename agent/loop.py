@@ -121,27 +121,33 @@ class AgentLoop:
         read from deeper: a reformulated query mostly finds the chunks the first pass had,
         which add nothing to the audit (`retry_depth`). With `deep`, each query also reads
         down to RunConfig.pool and the retriever's sentence search gives the chunks of its
-        RunConfig.sentence_pool best sentences: those come after every top k, marked
-        `pool` (the auditor may choose an answering sentence from them, the premise check
-        does not read them)."""
+        RunConfig.sentence_pool best sentences, BM25 and the dense search each give their own
+        RunConfig.heads best (from the papers of the top k only), and the chunks next to each
+        query's RunConfig.neighbours best join: those come after every top k, marked `pool`
+        (the auditor may choose an answering sentence from them, the premise check does not
+        read them)."""
         self._stage(Stage.RETRIEVING)
         started = time.perf_counter()
-        k = self.config.top_k
-        pool = max(k, self.config.pool) if deep else k
+        cfg = self.config
+        k = cfg.top_k
+        pool = max(k, cfg.pool) if deep else k
         depth = self.retry_depth * k if known else pool
-        sentences = getattr(self.retriever, "retrieve_sentences", None) if deep and self.config.sentence_pool else None
+        sentences = getattr(self.retriever, "retrieve_sentences", None) if deep and cfg.sentence_pool else None
+        heads = getattr(self.retriever, "retrieve_heads", None) if deep and cfg.heads else None
+        neighbours = getattr(self.retriever, "neighbours", None) if deep and cfg.neighbours else None
 
-        def search(query: str) -> tuple[list[Source], list[Source]]:
+        def search(query: str) -> tuple[list[Source], list[Source], list[Source]]:
             hits = self.retriever.retrieve(query, k=depth)
-            extra = sentences(query, k=self.config.sentence_pool) if sentences else []
-            return hits, extra
+            extra = sentences(query, k=cfg.sentence_pool) if sentences else []
+            own = heads(query, k=cfg.heads) if heads else []
+            return hits, extra, own
 
         if self.concurrent and len(queries) > 1:
             with ThreadPoolExecutor(max_workers=len(queries)) as workers:
                 found = list(workers.map(search, queries))
         else:
             found = [search(q) for q in queries]
-        results = [hits for hits, _ in found]
+        results = [hits for hits, _, _ in found]
         if known:
             results = [[h for h in hits if h.chunk_id not in known][:k] for hits in results]
         merged: list[Source] = []
@@ -156,15 +162,24 @@ class AgentLoop:
             for q, hits in zip(queries, results):
                 if rank < len(hits):
                     add(q, hits[rank], False)
-        # Then the deeper pools and the sentence search's chunks, round-robin too.
-        deeper = [hits[k:] for hits in results] + [extra for _, extra in found]
+        # A retriever's own best chunk joins only from a paper the fused top k already found:
+        # from any other, BM25's or the dense search's first few are mostly on-topic noise
+        # that outranks the answering sentence.
+        papers = {s.document_id for s in merged}
+        extras = [[*extra, *(h for h in own if h.document_id in papers)] for _, extra, own in found]
+        # Then the deeper pools, the sentence search's and the retrievers' own chunks, round-robin too.
+        deeper = [hits[k:] for hits in results] + extras
         owners = [*queries, *queries]
         for rank in range(max(map(len, deeper), default=0)):
             for q, hits in zip(owners, deeper):
                 if rank < len(hits):
                     add(q, hits[rank], True)
-        per_query = {q: [SourceBrief.of(s) for s in [*hits, *extra]]
-                     for q, hits, (_, extra) in zip(queries, results, found)}
+        if neighbours:
+            # Last, the chunks next to each query's best RunConfig.neighbours chunks.
+            tops = [hits[rank] for rank in range(cfg.neighbours) for hits in results if rank < len(hits)]
+            for near in neighbours(tops):
+                add(near.query, near, True)
+        per_query = {q: [SourceBrief.of(s) for s in [*hits, *extra]] for q, hits, extra in zip(queries, results, extras)}
         usage = self.retrieval_usage() if self.retrieval_usage else Usage()
         self._record(RetrieveStep(queries=list(queries), k=k, per_query=per_query), attempt, started, usage)
         return merged

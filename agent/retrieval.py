@@ -57,6 +57,58 @@ class CollectionRetriever:
 
         return _sources(index_sentence_search(collection=self.collection, query=query, k=k), query)
 
+    def retrieve_heads(self, query: str, *, k: int) -> list[Source]:
+        """Each retriever's own k best chunks (BM25's, then the dense search's, alternating):
+        a chunk one list ranks first and the other not at all sits near rank 30 after RRF."""
+        from knowledge.indexing.search import index_search
+
+        lists = [_sources(index_search(collection=self.collection, query=query, k=k, mode=mode), query)
+                 for mode in ("bm25", "dense")]
+        return _alternate(lists)
+
+    def neighbours(self, sources: list[Source]) -> list[Source]:
+        """The chunks just before and after each source in its document (not references, not
+        the sources themselves), in the sources' order: the sentence that answers often sits
+        one chunk past the one a query found (a definition, then its setting)."""
+        own = Chunk.objects.filter(pk__in=[s.chunk_id for s in sources], document__collection=self.collection)
+        places = dict((pk, (doc, n)) for pk, doc, n in own.values_list("pk", "document_id", "ordinal"))
+        # Each place wanted, with the query of the source it neighbours.
+        wanted = {(doc, n + step): s.query for s in sources if s.chunk_id in places
+                  for doc, n in [places[s.chunk_id]] for step in (-1, 1)}
+        if not wanted:
+            return []
+        near = Chunk.objects.filter(document__collection=self.collection, document__status="ready",
+                                    is_reference=False, document_id__in={doc for doc, _ in wanted},
+                                    ordinal__in={n for _, n in wanted})
+        by_place = {(doc, n): pk for pk, doc, n in near.values_list("pk", "document_id", "ordinal")}
+        have = {s.chunk_id for s in sources}
+        ids: dict[int, str] = {}
+        for place, query in wanted.items():
+            pk = by_place.get(place)
+            if pk is not None and pk not in have:
+                ids.setdefault(pk, query)
+        found = {s.chunk_id: s for s in _sources([_Hit(pk) for pk in ids], "")}
+        return [found[pk].model_copy(update={"query": query}) for pk, query in ids.items() if pk in found]
+
+
+class _Hit:
+    """A chunk id as a search hit with no score (a neighbour is found, not ranked)."""
+
+    def __init__(self, chunk_id: int) -> None:
+        self.chunk_id, self.score = chunk_id, 0.0
+
+
+def _alternate(lists: list[list[Source]]) -> list[Source]:
+    """The lists interleaved rank by rank, each chunk once."""
+    out: list[Source] = []
+    seen: set[int] = set()
+    for rank in range(max(map(len, lists), default=0)):
+        for hits in lists:
+            if rank < len(hits) and hits[rank].chunk_id not in seen:
+                seen.add(hits[rank].chunk_id)
+                out.append(hits[rank])
+    return out
+
 
 def _sources(hits: list, query: str) -> list[Source]:
     """The hits as Sources, in their order (a chunk deleted meanwhile is left out)."""
@@ -111,6 +163,13 @@ class MultiCollectionRetriever:
         found = [s for part in self.parts for s in part.retrieve_sentences(query, k=k)]
         return sorted(found, key=lambda s: -s.score)[:k]
 
+    def retrieve_heads(self, query: str, *, k: int) -> list[Source]:
+        return _alternate([part.retrieve_heads(query, k=k) for part in self.parts])
+
+    def neighbours(self, sources: list[Source]) -> list[Source]:
+        # Each part finds the neighbours of its own chunks only.
+        return [s for part in self.parts for s in part.neighbours(sources)]
+
 
 def portal_embed() -> EmbedFn:
     """The local roles' sentence embedder inside the portal: vectors from the EmbeddingCache
@@ -133,6 +192,12 @@ class ThreadRetriever:
 
     def retrieve_sentences(self, query: str, *, k: int) -> list[Source]:
         return self._on_thread(self.inner.retrieve_sentences, query, k)
+
+    def retrieve_heads(self, query: str, *, k: int) -> list[Source]:
+        return self._on_thread(self.inner.retrieve_heads, query, k)
+
+    def neighbours(self, sources: list[Source]) -> list[Source]:
+        return self.inner.neighbours(sources)
 
     @staticmethod
     def _on_thread(search: Callable[..., list[Source]], query: str, k: int) -> list[Source]:

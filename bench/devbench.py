@@ -199,6 +199,17 @@ class _MemoRetriever:
             self.memo[(query, k, "sentences")] = self.inner.retrieve_sentences(query, k=k)
         return self.memo[(query, k, "sentences")]
 
+    def retrieve_heads(self, query: str, *, k: int):
+        if (query, k, "heads") not in self.memo:
+            self.memo[(query, k, "heads")] = self.inner.retrieve_heads(query, k=k)
+        return self.memo[(query, k, "heads")]
+
+    def neighbours(self, sources):
+        key = tuple((s.chunk_id, s.query) for s in sources)
+        if key not in self.memo:
+            self.memo[key] = self.inner.neighbours(sources)
+        return self.memo[key]
+
 
 # AuditorParams fields and the values each grid tries.
 _THRESHOLD_GRID = {"anchor_min": [0.5, 0.75, 0.9, 1.0], "premise_contradict_min": [0.4, 0.45, 0.5, 0.55, 0.6]}

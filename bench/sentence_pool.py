@@ -4,8 +4,9 @@ selection put it? Per devbench split, over the answerable questions.
     nice .venv/bin/python bench/sentence_pool.py --var var/bench-blind --collection blind --split calibration
     nice .venv/bin/python bench/sentence_pool.py ... --show     # one line per question
     nice .venv/bin/python bench/sentence_pool.py ... --variants 0:0:1,15:0:1,15:5:0
-        # pool:sentence_pool:pointers_answer (RunConfig.pool, RunConfig.sentence_pool,
-        # AuditorParams.pointers_answer), one JSON line per variant and split
+        # pool:sentence_pool:pointers_answer[:heads[:neighbours]] (RunConfig.pool,
+        # RunConfig.sentence_pool, AuditorParams.pointers_answer, RunConfig.heads,
+        # RunConfig.neighbours), one JSON line per variant and split
 
 Each answerable question is run through the agentic loop with the local roles (retrieval
 memoised, one thread), and each of its required evidence spans is followed down the funnel:
@@ -68,9 +69,11 @@ def follow(question: dict, result, ranked: list[list[tuple]], pool: list[str]) -
 
 
 def _variant(text: str) -> dict:
-    """ "pool:sentence_pool:pointers" (e.g. "15:5:0") as overrides of the run and the auditor."""
-    pool, sentence_pool, pointers = (int(v) for v in text.split(":"))
-    return {"pool": pool, "sentence_pool": sentence_pool, "pointers_answer": bool(pointers)}
+    """ "pool:sentence_pool:pointers[:heads[:neighbours]]" (e.g. "15:5:0", "0:5:0:3:1") as
+    overrides of the run and the auditor (heads, neighbours: 0 when left out)."""
+    pool, sentence_pool, pointers, heads, neighbours = ([int(v) for v in text.split(":")] + [0, 0])[:5]
+    return {"pool": pool, "sentence_pool": sentence_pool, "pointers_answer": bool(pointers), "heads": heads,
+            "neighbours": neighbours}
 
 
 def main() -> None:
@@ -84,7 +87,8 @@ def main() -> None:
     parser.add_argument(
         "--variants",
         default="",
-        help="comma-separated pool:sentence_pool:pointers_answer, e.g. 0:0:1,15:0:1 (default: the config's own)",
+        help="comma-separated pool:sentence_pool:pointers_answer[:heads[:neighbours]], e.g. 0:0:1,0:5:0:3:1 "
+        "(default: the config's own)",
     )
     parser.add_argument("--show", action="store_true")
     args = parser.parse_args()
@@ -114,12 +118,15 @@ def main() -> None:
             "pool": base.pool,
             "sentence_pool": base.sentence_pool,
             "pointers_answer": AuditorParams().pointers_answer,
+            "heads": base.heads,
+            "neighbours": base.neighbours,
         }
     ]
     # Warm the models and the index, so the first question's latency is not the load time.
     AgentLoop(base, build_roles(base, "local", embed=embed), retriever, concurrent=False).run("warm up")
     for variant in variants:
-        cfg = replace(base, pool=variant["pool"], sentence_pool=variant["sentence_pool"])
+        cfg = replace(base, pool=variant["pool"], sentence_pool=variant["sentence_pool"], heads=variant["heads"],
+                      neighbours=variant["neighbours"])
         params = replace(AuditorParams(), pointers_answer=variant["pointers_answer"])
         for split in splits:
             row = {
