@@ -213,9 +213,15 @@ def lead_sentence(fact: str, quote: str, chunk_text: str) -> str:
     if not wanted & term_set(before):
         return ""
     opening = words(quote)[:4]
-    refers_back = any(w in _BACK_REFERENCES and not (w in ("this", "these") and n + 1 < len(opening)
-                                                     and opening[n + 1] in _SELF)
-                      for n, w in enumerate(opening))
+    refers_back = False
+    for n, w in enumerate(opening):
+        if w in _BACK_REFERENCES:
+            refers_back = not (w in ("this", "these") and n + 1 < len(opening) and opening[n + 1] in _SELF)
+            break
+        if content_terms(w):
+            # A pronoun after the sentence's own subject ("Lumen fetches its results") refers to
+            # that subject, not to the sentence before.
+            break
     return before if refers_back else ""
 
 

@@ -33,6 +33,13 @@ def test_a_sentence_that_only_omits_the_subject_stands_alone():
     assert lead_sentence("how many archives does Marlowe-QA draw its pages from?", quote, text) == ""
 
 
+def test_a_pronoun_after_the_sentences_own_subject_is_no_back_reference():
+    # "its" is Brindle's, named in the same sentence: the sentence before is not needed.
+    text = "Brindle answers questions about invoices. Brindle keeps its key size at 32 in every head."
+    assert lead_sentence("what key size does Brindle keep in each head?",
+                         "Brindle keeps its key size at 32 in every head.", text) == ""
+
+
 @pytest.mark.parametrize("before", [
     "In this paper we describe the Brindle encoder and its attention heads.",  # the paper, not the heads
     "The Brindle encoder is configured as follows:",  # points at what follows
