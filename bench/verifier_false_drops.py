@@ -12,6 +12,10 @@ Correct sentence/quote pairs:
 - SciFact: each SUPPORT claim against its rationale sentences, the abstract as chunk and its
   title as context (no question: the subject check needs one).
 
+`--slots` measures the slot check (agent/verify/slots.py) and the subject-scope check
+(agent/verify/scope.py) instead, rule by rule: among the pairs the rest of agent.verify.support
+keeps (support score disabled), those each rule drops.
+
 `--quotes` measures the quote checks instead: gold quotes that agent.verify.eligibility rejects
 (judged in the page they come from; run at a base commit too for before/after) and, with
 `--relevance`, pairs whose quotes agent.verify.relevance finds off the question.
@@ -193,6 +197,41 @@ def report(name: str, pairs: list[dict], *, show: bool) -> dict:
     return out
 
 
+def report_slots(name: str, pairs: list[dict], *, show: bool) -> dict:
+    """Correct pairs the rest of the support check keeps and the slot check drops, rule by rule
+    (agent.verify.slots), and the subject-scope check (agent.verify.scope): each is a false drop."""
+    from unittest import mock
+
+    from agent.verify.scope import wider_subject
+    from agent.verify.slots import misslotted_numbers
+    from agent.verify.supported import _copied
+
+    with mock.patch("agent.verify.supported.misslotted_numbers", lambda *a, **k: []), \
+            mock.patch("agent.verify.supported.wider_subject", lambda *a, **k: ""):
+        kept = [p for p in pairs if not _after(p)]
+    out: dict = {"set": name, "pairs": len(pairs), "kept_without_slot_check": len(kept)}
+    dropped: dict[int, str] = {}
+    for rule in ("role", "percent", "noun"):
+        hits = [(i, misslotted_numbers(p["sentence"], p["quotes"], checks=[rule])) for i, p in enumerate(kept)]
+        hits = [(i, r) for i, r in hits if r]
+        out[f"dropped_by_{rule}"] = len(hits)
+        for i, r in hits:
+            dropped.setdefault(i, f"{rule}: {r[0]}")
+    out["dropped_by_slot_check"] = len(dropped)
+    scope = [(i, wider_subject(p["sentence"], p["quotes"], question=p["question"],
+                               written=not _copied(p["sentence"], p["quotes"]))) for i, p in enumerate(kept)]
+    scope = [(i, r) for i, r in scope if r]
+    out["dropped_by_scope"] = len(scope)
+    for i, r in scope:
+        dropped.setdefault(i, f"scope: {r}")
+    out["false_drop_rate_slots_and_scope"] = round(len(dropped) / len(kept), 4) if kept else None
+    print(json.dumps(out))
+    if show:
+        for i, why in dropped.items():
+            print(f"  SLOT DROP {kept[i]['id']}: {kept[i]['sentence'][:110]!r} -> {why}")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", default="calibration", choices=["calibration", "test", "all"])
@@ -201,8 +240,15 @@ def main() -> None:
     parser.add_argument("--quotes", action="store_true",
                         help="instead: gold quotes the eligibility rule rejects, and (--relevance) quotes off the question")
     parser.add_argument("--relevance", action="store_true", help="with --quotes: also the relevance check (embeds)")
+    parser.add_argument("--slots", action="store_true", help="instead: the slot check's drops, rule by rule")
     args = parser.parse_args()
     pairs = devbench_pairs(args.split)
+    if args.slots:
+        report_slots(f"devbench {args.split}", pairs, show=not args.quiet)
+        copied = {(p["id"], q): {**p, "sentence": q, "quotes": [q]} for p in pairs for q in p["quotes"]}
+        report_slots(f"devbench {args.split}, gold sentences copied", list(copied.values()), show=not args.quiet)
+        report_slots("scifact SUPPORT", scifact_pairs(args.scifact), show=not args.quiet)
+        return
     if args.quotes:
         report_quotes(f"devbench {args.split}", pairs, relevance=args.relevance, show=not args.quiet)
         copied = {(p["id"], q): {**p, "sentence": q, "quotes": [q]} for p in pairs for q in p["quotes"]}
