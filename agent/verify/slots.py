@@ -52,11 +52,12 @@ _LABELS = re.compile(
 _DASHES = frozenset(["-", "\u2013", "\u2014"])
 _RANGE_JOINERS = {"from": _DASHES | {"to", "through", "until"}, "between": _DASHES | {"and"}}
 _CLAUSE_END = frozenset([";", ":", ".", "(", ")"])
-# Verbs of change: "to Y" after them is where the change ended, "by X" how much it changed.
+# Verbs of change (whole words): "to Y" after them is where the change ended, "by X" how much it
+# changed, and a number right after one is the change ("gains 7.2 points").
 _CHANGE = re.compile(
-    r"^(?:increas|decreas|rais|reduc|grow|grew|rise|rose|risen|drop|fall|fell|improv|boost|lower|cut|expand|"
-    r"extend|shrink|shrank|climb|gain|jump|declin|scal|vary|varie|rang|go|goes|went|gone|chang|mov|push|"
-    r"doubl|tripl|outperform|exceed|beat|surpass|lead|leads|led)")
+    r"^(?:increas|decreas|rais|reduc|grow|grew|grown|rise|rose|risen|drop|fall|fell|improv|boost|lower|cut|"
+    r"expand|extend|shrink|shrank|climb|gain|jump|declin|scal|vary|vari|rang|go|goes|went|gone|chang|mov|push|"
+    r"doubl|tripl|outperform|exceed|beat|surpass|lead|led)(?:e|es|ed|s|ing|d|ped|ping|ting|en)?$")
 # Words before a number that make it a difference, not a value ("a gain of 2.1").
 _DELTA_NOUNS = frozenset(["improvement", "improvements", "gain", "gains", "increase", "increases", "decrease",
                           "decreases", "drop", "drops", "reduction", "reductions", "boost", "margin", "difference",
