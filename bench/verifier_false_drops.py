@@ -307,7 +307,7 @@ def report_gate(name: str, rows: list[dict], *, show: bool) -> dict:
     return out
 
 
-def report_gate_retrieved(split: str, var: str, slug: str, *, show: bool) -> dict:
+def report_gate_retrieved(split: str, var: str, slug: str, *, show: bool, need_min: float | None = None) -> dict:
     """The gate over the sentences the LLM path shows the model, on retrieved chunks."""
     sys.path.insert(0, str(ROOT / "bench"))
     from _devbench_common import django_setup
@@ -327,7 +327,8 @@ def report_gate_retrieved(split: str, var: str, slug: str, *, show: bool) -> dic
     retriever = CollectionRetriever(Collection.objects.get(slug=slug))
     questions = json.loads((DATA / "devbench" / "questions.json").read_text())
     splits = devbench_splits(q["question_id"] for q in questions)
-    counts = {"answerable": 0, "gold_shown": 0, "gold_kept": 0, "others_shown": 0, "others_kept": 0,
+    counts = {"answerable": 0, "gold_shown": 0, "gold_kept": 0, "gold_sentences_shown": 0, "gold_sentences_kept": 0,
+              "others_shown": 0, "others_kept": 0,
               "out_of_scope": 0, "out_of_scope_with_a_kept_sentence": 0}
     for q in questions:
         if split != "all" and splits[q["question_id"]] != split:
@@ -343,7 +344,7 @@ def report_gate_retrieved(split: str, var: str, slug: str, *, show: bool) -> dic
                     seen.add(source.chunk_id)
                     sources.append(source)
         shown = candidate_sentences(q["question"], needs, plan.premise, sources, embed=embed)
-        kept = local_answer_quotes(q["question"], needs, sources, embed=embed)
+        kept = local_answer_quotes(q["question"], needs, sources, embed=embed, need_min=need_min)
         spans = [_clean(x) for x in q.get("required_evidence_spans") or []]
         gold = [c for c in shown if any(find_quote(sp, c.text) >= 0 or find_quote(c.text, sp) >= 0 for sp in spans)]
         gold_kept = [c for c in gold if normalise(c.text) in kept]
@@ -353,6 +354,8 @@ def report_gate_retrieved(split: str, var: str, slug: str, *, show: bool) -> dic
             counts["answerable"] += 1
             counts["gold_shown"] += bool(gold)
             counts["gold_kept"] += bool(gold_kept)
+            counts["gold_sentences_shown"] += len(gold)
+            counts["gold_sentences_kept"] += len(gold_kept)
             counts["others_shown"] += len(others)
             counts["others_kept"] += len(others_kept)
         else:
@@ -361,7 +364,7 @@ def report_gate_retrieved(split: str, var: str, slug: str, *, show: bool) -> dic
         if show:
             print(f"  {q['question_id']} {q['expected_behavior']}: shown {len(shown)}, gold shown {len(gold)} "
                   f"kept {len(gold_kept)}, others kept {len(others_kept)}/{len(others)}")
-    out = {"set": f"devbench {split}, retrieved", **counts}
+    out = {"set": f"devbench {split}, retrieved", "need_min": need_min, **counts}
     print(json.dumps(out))
     return out
 
@@ -378,9 +381,10 @@ def main() -> None:
     parser.add_argument("--gate", action="store_true", help="instead: gold sentences the local gate accepts")
     parser.add_argument("--var", default="", help="with --gate: an ingested devbench var dir (retrieve)")
     parser.add_argument("--collection", default="blind", help="with --gate --var: the collection's slug")
+    parser.add_argument("--need-min", type=float, default=None, help="with --gate --var: another gate threshold")
     args = parser.parse_args()
     if args.gate and args.var:
-        report_gate_retrieved(args.split, args.var, args.collection, show=not args.quiet)
+        report_gate_retrieved(args.split, args.var, args.collection, show=not args.quiet, need_min=args.need_min)
         return
     if args.gate:
         report_gate(f"devbench {args.split}", gate_rows(args.split), show=not args.quiet)

@@ -53,15 +53,20 @@ NOT_ANSWERING = "its quote is not a sentence the offline auditor would answer th
 
 
 def local_answer_quotes(question: str, needs: Sequence[str], sources: Sequence[Source], *,
-                        embed: Any = None) -> set[str]:
+                        embed: Any = None, need_min: float | None = None) -> set[str]:
     """The sentences (normalised) the local auditor would take as answering one of the needs:
     among its candidates (answer type, anchors, eligibility), those whose need probability, were
     each the need's best sentence, clears its calibrated `need_min` (agent.local.sufficiency):
-    what the extractive backend would answer with, or refuse without."""
-    from agent.local.auditor import LocalAuditor
+    what the extractive backend would answer with, or refuse without. `need_min`: another
+    threshold than the auditor's (bench/verifier_false_drops.py --gate measures them)."""
+    from dataclasses import replace
+
+    from agent.local.auditor import AuditorParams, LocalAuditor
 
     plan = Plan(facts=list(needs), sub_queries=[question])
-    return {normalise(q) for q in LocalAuditor(embed=embed).answering_quotes(question, plan, list(sources))}
+    params = AuditorParams() if need_min is None else replace(AuditorParams(), need_min=need_min)
+    return {normalise(q) for q in LocalAuditor(embed=embed, params=params).answering_quotes(question, plan,
+                                                                                            list(sources))}
 
 
 def quote_when_unsupported(sentences: Sequence[DraftSentence], sources: Sequence[Source], *, question: str,
