@@ -9,7 +9,9 @@ sleeping a fixed time per chat call: what it measures is the loop's call structu
 model's quality. It plays the model as an oracle that knows each devbench question's
 expected behaviour: answerable questions get SUFFICIENT (a deterministic `--retry-share`
 of them first asks for one retry, as a real auditor sometimes does), out-of-scope ones
-INSUFFICIENT_REFUSE, false premises FALSE_PREMISE with a verified quote. Retrieval is the
+INSUFFICIENT_REFUSE, false premises FALSE_PREMISE with a verified quote; it cites the numbered
+sentence that holds one of the question's gold evidence spans when one is shown (else the
+first). Retrieval is the
 portal's own (BM25 + dense + RRF over the papers of ../shared/data, ingested with the real
 pipeline into var/bench-llm/ once and reused), and runs are ordinary Runs executed by
 agent.services.run_execute, so the timings are those of the portal's code path.
@@ -52,6 +54,10 @@ class OracleModel:
 
         self._unescape = unescape_data
         self.behaviour = {q["question"].strip(): q["expected_behavior"] for q in questions}
+        # The gold evidence: an oracle cites it when it is shown (the premise gate and the local
+        # gate set aside a sentence that does not disagree with the premise or answer the question).
+        self.spans = {q["question"].strip(): [re.sub(r"\s+", " ", s).lower() for s in q.get("required_evidence_spans") or []]
+                      for q in questions}
         # Deterministic choice of the answerable questions whose first audit asks for a retry.
         self.retry_first = {
             q["question"].strip() for q in questions
@@ -85,7 +91,10 @@ class OracleModel:
         nothing = {"needs": [], "premise": {"contradicted": False, "sentence": 0}, "answer": []}
         if behaviour == "REFUSE_OUT_OF_SCOPE" or not sentences:
             return Reply(content=nothing)
-        first = min(sentences)
+        spans = self.spans.get(question, [])
+        first = next((n for n in sorted(sentences)
+                      if any(span in re.sub(r"\s+", " ", self._unescape(sentences[n])).lower() for span in spans)),
+                     min(sentences))
         if behaviour == "DEBUNK_FALSE_PREMISE":
             return Reply(content={**nothing, "premise": {"contradicted": True, "sentence": first}})
         if question in self.retry_first and passes == 1 and self.run_tag != "hybrid":

@@ -47,24 +47,36 @@ def _draft_sentences(claims: Sequence[ClaimOut], by_number: dict[int, Candidate]
     return out
 
 
+# Why a supported model sentence was set aside by the local gate (read by the run page as a
+# reason: agent.presentation._why_removed shows a detail that starts "its quote is").
+NOT_ANSWERING = "its quote is not a sentence the offline auditor would answer the question with"
+
+
 def local_answer_quotes(question: str, needs: Sequence[str], sources: Sequence[Source], *,
-                        embed: Any = None) -> set[str]:
+                        embed: Any = None, need_min: float | None = None) -> set[str]:
     """The sentences (normalised) the local auditor would take as answering one of the needs:
     among its candidates (answer type, anchors, eligibility), those whose need probability, were
     each the need's best sentence, clears its calibrated `need_min` (agent.local.sufficiency):
-    what the extractive backend would answer with, or refuse without."""
-    from agent.local.auditor import LocalAuditor
+    what the extractive backend would answer with, or refuse without. `need_min`: another
+    threshold than the auditor's (bench/verifier_false_drops.py --gate measures them)."""
+    from dataclasses import replace
+
+    from agent.local.auditor import AuditorParams, LocalAuditor
 
     plan = Plan(facts=list(needs), sub_queries=[question])
-    return {normalise(q) for q in LocalAuditor(embed=embed).answering_quotes(question, plan, list(sources))}
+    params = AuditorParams() if need_min is None else replace(AuditorParams(), need_min=need_min)
+    return {normalise(q) for q in LocalAuditor(embed=embed, params=params).answering_quotes(question, plan,
+                                                                                            list(sources))}
 
 
 def quote_when_unsupported(sentences: Sequence[DraftSentence], sources: Sequence[Source], *, question: str,
                            outcome: Outcome, may_answer: Callable[[], set[str]],
-                           verifier: CitationVerifier | None = None,
+                           verifier: CitationVerifier | None = None, gate_all: bool = False,
                            ) -> tuple[list[DraftSentence], list[str]]:
     """Each model-written sentence the verifier would drop, replaced by the sentence it cites;
-    with a note per replacement.
+    with a note per replacement. With `gate_all`, a sentence the verifier keeps must cite a
+    sentence of `may_answer` too, or it loses its citations (the verifier then drops it as
+    uncited) with a note saying why.
 
     A small model often picks the right numbered sentence and then words the answer badly (an
     invented number, the question restated, half the claim). Its choice is still worth having:
@@ -84,13 +96,23 @@ def quote_when_unsupported(sentences: Sequence[DraftSentence], sources: Sequence
     answerable: set[str] | None = None
     for sentence in sentences:
         checked = verifier.verify(Draft(outcome=outcome, sentences=[sentence]), list(sources), question=question)
+        spans = sentence.evidence or [QuoteRef(source=n, text=sentence.quote) for n in sentence.citations]
         if any(s.citations for s in checked.sentences):
+            if gate_all:
+                answerable = may_answer() if answerable is None else answerable
+                if not any(normalise(e.text) in answerable for e in spans):
+                    # Supported, but by a sentence the local auditor would not answer a need with:
+                    # an on-topic sentence that answers nothing (docs/benchmarks.md, "The local gate
+                    # on every model sentence").
+                    notes.append(f"[{spans[0].source if spans else 0}] does not support: {sentence.text[:80]} "
+                                 f"({NOT_ANSWERING})")
+                    out.append(DraftSentence(text=sentence.text))
+                    continue
             out.append(sentence)
             used.update(normalise(e.text) for e in sentence.evidence)
             continue
         if answerable is None:
             answerable = may_answer()
-        spans = sentence.evidence or [QuoteRef(source=n, text=sentence.quote) for n in sentence.citations]
         quote = next((e for e in spans if normalise(e.text) in answerable and normalise(e.text) not in used), None)
         if quote is None:
             out.append(sentence)

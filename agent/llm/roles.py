@@ -260,6 +260,12 @@ class LLMReformulator:
         return Reformulation(sub_queries=_clean_queries(queries, exclude=tried), usage=usage)
 
 
+# The local gate on every model sentence, not only on replacements (agent.llm.drafts): on the
+# devbench calibration half it kept a gold sentence for 11 of the 12 questions where the model
+# was shown one, set aside 88 of 212 other shown sentences, and left 1 of 3 out-of-scope
+# questions a sentence to answer with (docs/benchmarks.md, "The local gate on every model sentence").
+GATE_ALL = True
+
 _OUTCOME_OF_VERDICT = {
     Verdict.SUFFICIENT: Outcome.ANSWER,
     Verdict.PARTIALLY_SUFFICIENT: Outcome.PARTIAL,
@@ -271,10 +277,15 @@ _OUTCOME_OF_VERDICT = {
 
 
 class LLMGenerator:
-    def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None, embed: Any = None) -> None:
+    """Writes the answer (or takes the audit call's draft); with `gate_all`, every model sentence
+    must cite a sentence the local auditor would answer with (agent.llm.drafts)."""
+
+    def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None, embed: Any = None,
+                 gate_all: bool | None = None) -> None:
         self.client = client
         self.memo = memo
         self.embed = embed
+        self.gate_all = GATE_ALL if gate_all is None else gate_all
 
     def generate(self, question: str, sources: list[Source], audit: AuditResult | None) -> Draft:
         outcome = Outcome.ANSWER if audit is None else _OUTCOME_OF_VERDICT[audit.verdict]
@@ -304,7 +315,8 @@ class LLMGenerator:
             needs = [f.fact for f in audit.facts] if audit is not None and audit.facts else [question]
             sentences, notes = quote_when_unsupported(
                 sentences, sources, question=question, outcome=outcome, verifier=CitationVerifier(embed=self.embed),
-                may_answer=lambda: local_answer_quotes(question, needs, sources, embed=self.embed))
+                may_answer=lambda: local_answer_quotes(question, needs, sources, embed=self.embed),
+                gate_all=self.gate_all)
         # The audit decides the outcome, not the generator: it cannot talk its way out of
         # a partial answer or into a premise correction the evidence did not show.
         missing = ""
@@ -314,12 +326,15 @@ class LLMGenerator:
 
 
 def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = True,
-              draft_in_audit: bool = True, embed: Any = None) -> dict[str, Any]:
+              draft_in_audit: bool = True, embed: Any = None, gate_all: bool | None = None) -> dict[str, Any]:
     """The four LLM roles on one client (from settings unless given), keyed by role name.
 
     `plan_simple_locally`: simple questions are planned by the rule-based planner (no call).
     `draft_in_audit`: the audit call also drafts the answer, which the generator reuses.
     `embed`: the sentence embedder that pre-scores candidates (the local one by default).
+    `gate_all`: every answer sentence must cite a sentence the local auditor would answer with,
+    not only one replacing a dropped sentence (agent.llm.drafts.quote_when_unsupported);
+    `GATE_ALL` by default.
     """
     client = client or LLMClient.from_settings()
     memo = DraftMemo() if draft_in_audit else None
@@ -332,5 +347,5 @@ def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = Tr
         "planner": LLMPlanner(client, local=local),
         "auditor": LLMAuditor(client, memo=memo, embed=embed),
         "reformulator": LLMReformulator(client),
-        "generator": LLMGenerator(client, memo=memo, embed=embed),
+        "generator": LLMGenerator(client, memo=memo, embed=embed, gate_all=gate_all),
     }

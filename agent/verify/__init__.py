@@ -2,7 +2,8 @@
 
 A package by topic: `quotes` (finding quotes, answer-eligible evidence), `form` (sentences that
 assert nothing), `claims` (the numbers and names a sentence asserts), `pairing` (which name
-each number belongs to), `supported` (the support check), `verifier` (CitationVerifier).
+each number belongs to), `slots` (the relation each number stands in), `scope` (how many things
+the subject speaks of), `supported` (the support check), `verifier` (CitationVerifier).
 
 Rules (DESIGN.md, step 5), applied by `CitationVerifier` to every draft, whatever wrote it:
 - a marker that points outside the sources handed to the generator is dropped;
@@ -21,6 +22,12 @@ Rules (DESIGN.md, step 5), applied by `CitationVerifier` to every draft, whateve
      quote "ANCE and TAS-B have a Hole@10 of 14.4% and 31.8%" does not support "TAS-B had
      a Hole@10 of 14.4%"; only pairings a quote states unambiguously count (parallel lists,
      a number written after its name, a clause with one name);
+  2b. every number stays in the slot its quotes give it (`misslotted_numbers`): not one end of a
+     range ("from 5 to 20") as the value, not a difference ("by 7.2 points") as a score or the
+     reverse, not a percentage as a count of things, not a count of another noun;
+  2c. a subject that speaks of several things ("They both", "Both models") needs a quote that
+     may speak of several, and a model's such sentence that names nothing answers a question
+     about one thing with a claim about several (`scope.wider_subject`);
   3. every name or identifier it states (acronyms, mixed-case or digit-bearing tokens,
      capitalised words inside the sentence) is in the quotes or in the cited chunk's section
      heading or document title; a name the question itself uses is also accepted when the

@@ -69,6 +69,11 @@ _NOT_NAMES = frozenset(
 )
 
 
+# A number and the unit it counts, written as one word ("300-word", "7.2-point"), or with its
+# scale ("300K", "1.5B"): no name.
+_NUMBER_UNIT = re.compile(r"\d[\d.,]*(?:-[a-z]+|[kKMB])")
+
+
 def names(text: str) -> list[str]:
     """Names and identifiers the text states: acronyms and mixed-case or digit-bearing tokens
     ("BLEU", "SBERT", "GPT-4", "d_model"), and capitalised words after the first word."""
@@ -76,7 +81,7 @@ def names(text: str) -> list[str]:
     tokens = _TOKEN.findall(text)
     for i, raw in enumerate(tokens):
         token = raw.strip(".-/")
-        if not token or token.lower() in _NOT_NAMES or token.isdigit():
+        if not token or token.lower() in _NOT_NAMES or token.isdigit() or _NUMBER_UNIT.fullmatch(token):
             continue
         has_alpha = any(c.isalpha() for c in token)
         identifier = has_alpha and (any(c.isdigit() for c in token) or "_" in token

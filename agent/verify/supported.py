@@ -13,6 +13,8 @@ from agent.local.text import content_terms, coverage, term_set
 from agent.verify.claims import missing_names, missing_numbers, off_subject
 from agent.verify.pairing import mispaired_numbers
 from agent.verify.quotes import find_quote, normalise
+from agent.verify.scope import wider_subject
+from agent.verify.slots import misslotted_numbers
 
 # Calibrated by bench/calibrate_verifier.py on SciFact train claims (calibration split:
 # claim id % 5 in 0,1,2; best balanced accuracy, SUPPORT vs NEI, with at most 20% of NEI
@@ -96,6 +98,10 @@ def support(sentence: str, quotes: Sequence[str], *, context: str = "", question
     mispaired = [] if allow_question_numbers else mispaired_numbers(text, quotes)
     if mispaired:
         return SupportResult(False, f"pairs {'; '.join(mispaired)}")
+    # ... and stays in its slot: not the end of a range as "the" value, not a gain as a score.
+    misslotted = [] if allow_question_numbers else misslotted_numbers(text, quotes)
+    if misslotted:
+        return SupportResult(False, f"states {'; '.join(misslotted)}")
     # A premise correction restates the question's names as well as its numbers.
     absent = missing_names(text, f"{evidence} {context} {question if allow_question_numbers else ''}",
                            question=question, chunk=chunk, evidence=evidence)
@@ -104,7 +110,13 @@ def support(sentence: str, quotes: Sequence[str], *, context: str = "", question
     elsewhere = "" if allow_question_numbers else off_subject(text, evidence, context=context, question=question)
     if elsewhere:
         return SupportResult(False, elsewhere)
-    if _copied(sentence, quotes) or len(content_terms(text)) <= 1:
+    copied = _copied(sentence, quotes)
+    # A premise correction restates the question's own subject.
+    wider = "" if allow_question_numbers else wider_subject(sentence, quotes, question=question,
+                                                             written=not copied)
+    if wider:
+        return SupportResult(False, wider)
+    if copied or len(content_terms(text)) <= 1:
         return SupportResult(True, "copied from its quote")
     score = support_score(sentence, evidence, context=context, embed=embed)
     if score < support_min:

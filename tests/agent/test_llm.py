@@ -437,7 +437,7 @@ def test_the_auditor_makes_one_call_and_fills_quotes_from_sentence_numbers(fake_
     assert sentence.chunk_id == 12 and sentence.verified and sentence.quote_start == 0
     assert sentence.quote == "BM25 uses k1=1.5 and b=0.75 in most of our experiments."
     assert audit.verdict == Verdict.SUFFICIENT and audit.usage.calls == 1
-    draft = LLMGenerator(llm_client, memo=memo).generate("BM25 parameters?", _sources(), audit)
+    draft = LLMGenerator(llm_client, memo=memo, embed=bow_embed).generate("BM25 parameters?", _sources(), audit)
     (drafted,) = draft.sentences
     assert drafted.citations == [2] and drafted.evidence[0].text == sentence.quote
     assert draft.usage.calls == 0 and len(fake_openai.chat_requests) == 1
@@ -530,7 +530,7 @@ def test_the_generator_refuses_without_a_call_and_says_what_was_searched(fake_op
     audit = AuditResult(verdict=Verdict.INSUFFICIENT_REFUSE, missing=["GPT-5 training cost"],
                         reason="no paper mentions GPT-5")
 
-    draft = LLMGenerator(llm_client).generate("What did GPT-5 cost?", _sources(), audit)
+    draft = LLMGenerator(llm_client, embed=bow_embed).generate("What did GPT-5 cost?", _sources(), audit)
 
     assert fake_openai.chat_requests == []
     assert draft.outcome == Outcome.REFUSAL
