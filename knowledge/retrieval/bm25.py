@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 from scipy import sparse
@@ -227,7 +228,7 @@ class BM25Index:
         error = np.ones(len(mult), dtype=np.int64)
         # In slices of whole terms (about 1M postings each), so the temporaries stay small.
         cuts = np.searchsorted(indptr, np.arange(0, len(data), 1 << 20), side="right") - 1
-        for t0, t1 in zip(cuts.tolist(), [*cuts[1:].tolist(), len(indptr) - 1], strict=True):
+        for t0, t1 in pairwise([*cuts.tolist(), len(indptr) - 1]):
             a, b = int(indptr[t0]), int(indptr[t1])
             if b <= a:
                 continue
