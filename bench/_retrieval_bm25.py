@@ -114,7 +114,7 @@ def print_bm25(r: dict) -> None:
     print(f"{r['n']:,} chunks, {r['queries']} queries: top 10 identical to {against} on {r['identical_top10']}/"
           f"{r['queries']}; build s: ours {r['build_ours_s']:.1f}, rank-bm25 {r['build_ref_s']:.1f}, "
           f"bm25s {r['build_bm25s_s']:.1f}, tantivy {r['build_tantivy_s']:.1f}; ours: first stage "
-          f"(compressed chunk ids, 16-bit impacts) {r['first_stage_mb']:.0f} MB (int32 chunk ids alone: "
+          f"(compressed chunk ids, impacts) {r['first_stage_mb']:.0f} MB (int32 chunk ids alone: "
           f"{r['indices_mb']:.0f} MB) + float64 weights {r['exact_mb']:.0f} MB "
           f"(memory-mapped from disk, read for the final candidates only)\n")
     print("| implementation | p50 / p95 ms | median / ours |")

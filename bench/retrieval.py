@@ -144,13 +144,18 @@ def _loaded_rss(folder: str, qs: list[str], qvecs: np.ndarray, threads: int, out
     many as there are free cores), then a check that every dense pool was the exact one.
 
     The libraries the search loads on first use (faiss, numba and the compiled kernels) are
-    loaded first, on a tiny index, so the figure is the index's own memory."""
+    loaded first, on a tiny index, so the figure is the index's own memory. (Until 2026-12-01
+    the tiny index's BM25 was searched for "a", a stopword, so BM25's compiled kernels were
+    loaded by the large index's first search and counted in its memory: 25-45 MB.)"""
     tiny = IndexData(chunk_ids=np.arange(2), document_ids=np.zeros(2, dtype=np.int64),
-                     is_reference=np.zeros(2, dtype=bool), bm25=BM25Index.build([["a"], ["b"]]),
+                     is_reference=np.zeros(2, dtype=bool), bm25=BM25Index.build([["alpha"], ["beta"]]),
                      vectors=l2_normalize(np.ones((2, qvecs.shape[1]), dtype=np.float32)),
                      sent_vectors=np.zeros((0, qvecs.shape[1]), dtype=np.float32),
                      sent_offsets=np.zeros(3, dtype=np.int64))
-    HybridSearcher(tiny).search("a", query_vector=qvecs[0], k=1, mode="rrf")
+    HybridSearcher(tiny).search("alpha", query_vector=qvecs[0], k=1, mode="rrf")
+    from knowledge.retrieval import reads
+
+    getattr(reads, "_reader", lambda: None)()  # the compiled pread loop (absent from older code)
     import faiss  # noqa: F401  (reads the large index's 8-bit quantiser)
 
     from knowledge.retrieval.dense import dense_search

@@ -12,8 +12,8 @@ and a query is one sparse product, scores = q @ W, where q counts the query's te
 W is stored term-major (CSR, one row per term) so a query only touches its terms' rows.
 
 `top` (what a search calls) finds the k best exactly in two stages, in compiled kernels
-(numba, knowledge/retrieval/bm25_kernels.py): 16-bit integer impacts (each weight as a
-multiple of one step, so impact sums are within a known bound of the exact scores) walked
+(numba, knowledge/retrieval/bm25_kernels.py): 8-bit integer impacts (each weight as a
+multiple of a per-term step, so impact sums are within a known bound of the exact scores) walked
 rare terms first, with MaxScore skipping of the long common-term lists once the k-th best
 complete sum proves that no chunk not yet touched can reach the top k; then every chunk
 within the bound of the k-th best is rescored from the float64 weights, summed as
@@ -21,7 +21,7 @@ within the bound of the k-th best is rescored from the float64 weights, summed a
 bm25_postings.py: about 1.4 bytes a posting instead of 4), never the int32 `weights.indices`.
 The result is `top_k(*matching(tokens), k)` bit for bit
 (docs/retrieval.md). `matching` scores every chunk that holds a query term: each posting
-adds count x weight into a per-thread scratch array, the touched chunks are read out and
+adds count x weight into a scratch array (lent per search), the touched chunks are read out and
 the scratch reset. Both add a chunk's terms in the same order (by decreasing bound), a
 different order from the sparse product `scores`, so the three agree to about 1e-15, `top`
 and `matching` to the last bit. Issue 19: at 100k chunks bm25s's numba backend was 2.9x
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 from scipy import sparse
@@ -63,10 +64,16 @@ class BM25Index:
     # Each term's largest weight (the MaxScore bound of `top`); NaN where not yet known (an
     # index written before they were stored: filled in per term on first use).
     term_max: np.ndarray | None = None
-    # The first stage of `top`: each weight as a 16-bit integer multiple of `impact_step`
-    # (aligned with weights.data; made on first use when not stored).
+    # The first stage of `top`: each weight of term t as an 8-bit integer multiple of
+    # impact_step x impact_mult[t] (aligned with weights.data; made on first use when not
+    # stored). An index written before the multipliers has 16-bit impacts and no
+    # multipliers (all 1), which the kernel reads alike.
     impacts: np.ndarray | None = None
     impact_step: float = 0.0
+    impact_mult: np.ndarray | None = None
+    # Per term, the largest |impact x mult - weight / impact_step| over its postings,
+    # rounded up (about mult / 2): what the kernel allows for the rounding (1 where unknown).
+    impact_error: np.ndarray | None = None
     # The first stage's chunk ids, compressed (knowledge.retrieval.bm25_postings): (skip_ptr,
     # skip_doc, skip_off, gaps); made on first use when not stored. `top` reads these, never
     # weights.indices (four bytes a posting), which only `matching` and merging read.
@@ -182,9 +189,10 @@ class BM25Index:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         if len(tokens) < MAX_QUERY_TERMS:
             mask = NO_MASK if allowed is None else np.asarray(allowed, dtype=bool).view(np.uint8)
-            near, where, ordered_counts, done = kernels()[1](*self._first_stage(), self.impact_step, ids,
-                                                             counts.astype(np.int64), self._term_max(), k, mask,
-                                                             *top_scratch(self.n_chunks))
+            with top_scratch(self.n_chunks) as arrays:
+                near, where, ordered_counts, done = kernels()[1](*self._first_stage(), self.impact_step, ids,
+                                                                 counts.astype(np.int64), self._term_max(), k, mask,
+                                                                 *arrays)
             if done:
                 return kernels()[2](near, where, self._weights_at(where), ordered_counts, k)
         # A query with a term whose idf is negative (or absurdly long): every chunk scored.
@@ -195,21 +203,48 @@ class BM25Index:
         return top_k(positions, scores, k)
 
     def quantize(self) -> None:
-        """Make the 16-bit impacts of `top` (and each term's largest weight, if not known)."""
+        """Make the 8-bit impacts of `top` (and each term's largest weight, if not known).
+
+        One fine step for the index (the largest weight / 65535) and, per term, the smallest
+        whole multiple of it that puts the term's largest weight within 255 of them: impact
+        = rint(weight / (step x mult)), so impact x mult is the weight in fine steps, within
+        mult of them. A common term's weights are small (a low idf), so its multiplier is 1 or
+        a few and its impacts as exact as 16-bit ones were; only rare terms, whose lists are
+        short, get coarse ones. The impacts are half the size of 16-bit ones (at 1M chunks 55
+        MB of the loaded index instead of 110, docs/benchmarks.md), and the kernel adds
+        count x mult x impact, an integer as before.
+        """
         data = np.asarray(self.weights.data)
+        indptr = np.asarray(self.weights.indptr)
         if self.term_max is None or np.isnan(self.term_max).any():
-            indptr = np.asarray(self.weights.indptr)
             self.term_max = np.full(len(indptr) - 1, -np.inf)
             rows = np.flatnonzero(np.diff(indptr))
             if len(rows):
                 self.term_max[rows] = np.maximum.reduceat(data, indptr[rows])
         top = float(self.term_max.max()) if len(self.term_max) else 0.0
         step = top / 65535 if top > 0 else 1.0
-        # A positive weight never becomes 0 (a chunk is touched iff its sum is positive);
-        # a negative one is not used (a query with a negative term is scored exactly).
-        impacts = np.clip(np.rint(data / step), 1, 65535).astype(np.uint16)
-        impacts[data <= 0] = 0
-        self.impacts, self.impact_step = impacts, step
+        mult = np.maximum(1, np.ceil(np.maximum(self.term_max, 0) / (255 * step))).astype(np.int64)
+        impacts = np.zeros(len(data), dtype=np.uint8)
+        error = np.ones(len(mult), dtype=np.int64)
+        # In slices of whole terms (about 1M postings each), so the temporaries stay small.
+        cuts = np.searchsorted(indptr, np.arange(0, len(data), 1 << 20), side="right") - 1
+        for t0, t1 in pairwise([*cuts.tolist(), len(indptr) - 1]):
+            a, b = int(indptr[t0]), int(indptr[t1])
+            if b <= a:
+                continue
+            here = data[a:b]
+            scale = np.repeat(step * mult[t0:t1], np.diff(indptr[t0 : t1 + 1]))
+            # A positive weight never becomes 0 (a chunk is touched iff its sum is positive);
+            # a negative one is not used (a query with a negative term is scored exactly).
+            impacts[a:b] = np.clip(np.rint(here / scale), 1, 255)
+            impacts[a:b][here <= 0] = 0
+            # The rounding measured, not assumed (as the dense codes' error): per term, the
+            # largest |impact x mult - weight / step|, rounded up, plus 1 for the float64
+            # arithmetic of this measurement.
+            off = np.abs(impacts[a:b] * scale - here) / step
+            rows = np.flatnonzero(np.diff(indptr[t0 : t1 + 1]))
+            error[t0 + rows] = np.ceil(np.maximum.reduceat(off, indptr[t0 + rows] - a)).astype(np.int64) + 1
+        self.impacts, self.impact_step, self.impact_mult, self.impact_error = impacts, step, mult, error
 
     def matching(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(chunk positions, scores) of the chunks that contain at least one query term.
@@ -219,8 +254,8 @@ class BM25Index:
         ids, counts = self.query_vector(tokens)
         if len(ids) == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        scores, seen, touched, _ = scratch(self.n_chunks)
-        return kernels()[0](*self._arrays(), ids, counts, self._term_max(), scores, seen, touched)
+        with scratch(self.n_chunks) as arrays:
+            return kernels()[0](*self._arrays(), ids, counts, self._term_max(), *arrays)
 
     def _weights_at(self, where: np.ndarray) -> np.ndarray:
         """weights.data[where] (0 where -1), read with pread when the weights are memory-mapped:
@@ -243,17 +278,24 @@ class BM25Index:
         return views[1]
 
     def _first_stage(self) -> tuple[np.ndarray, ...]:
-        """`top`'s arrays: (indptr, skip_ptr, skip_doc, skip_off, gaps, data, impacts), the
-        impacts and compressed chunk ids made now if not stored."""
+        """`top`'s arrays: (indptr, skip_ptr, skip_doc, skip_off, gaps, data, impacts, their
+        multipliers and rounding errors), the impacts and compressed chunk ids made now if not stored."""
         if self.impacts is None:
             self.quantize()
         if self.postings is None:
             self.postings = encode(self.weights.indptr, self.weights.indices)
+        if self.impact_mult is None:  # 16-bit impacts of an older index: all multipliers 1
+            self.impact_mult = np.ones(self.weights.shape[0], dtype=np.int64)
+        if self.impact_error is None:  # each impact within one step of its weight
+            self.impact_error = np.ones(self.weights.shape[0], dtype=np.int64)
         views = self.__dict__.get("_stage")
         if views is None or views[0] is not self.impacts or views[1] is not self.postings:
             indptr, _, data = self._arrays()
             arrays = tuple(np.asarray(a).view(np.ndarray) for a in (*self.postings, self.impacts))
-            views = self.__dict__["_stage"] = (self.impacts, self.postings, (indptr, *arrays[:4], data, arrays[4]))
+            mult = np.asarray(self.impact_mult, dtype=np.int64)
+            error = np.asarray(self.impact_error, dtype=np.int64)
+            views = self.__dict__["_stage"] = (self.impacts, self.postings,
+                                               (indptr, *arrays[:4], data, arrays[4], mult, error))
         return views[2]
 
     def _term_max(self) -> np.ndarray:

@@ -10,42 +10,33 @@ this module stays cheap.
 
 from __future__ import annotations
 
-import threading
+from contextlib import AbstractContextManager
 from functools import cache
 
 import numpy as np
 
 from knowledge.retrieval.bm25_postings import codec
-
-_SCRATCH = threading.local()
-
+from knowledge.retrieval.parallel import borrowed
 
 NO_MASK = np.zeros(0, dtype=np.uint8)
-# Impact sums are int32: 65,535 x the query's term count must fit.
+# Impact sums are int32: (65,535 + 257) x the query's term count must fit (bm25.BM25Index.quantize).
 MAX_QUERY_TERMS = 30_000
 # What a binary search of a posting list costs, in postings walked (a rough guess).
 _LOOKUP_COST = 32
 
 
-def top_scratch(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """This thread's (impact sums, seen, chunk list, values) arrays of length >= n for `top`,
-    made once: the kernel leaves the first two zeroed."""
-    acc = getattr(_SCRATCH, "acc", None)
-    if acc is None or len(acc) < n:
-        _SCRATCH.acc, _SCRATCH.top_seen = np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.uint8)
-        _SCRATCH.top_touched, _SCRATCH.top_values = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
-    return _SCRATCH.acc[:n], _SCRATCH.top_seen[:n], _SCRATCH.top_touched[:n], _SCRATCH.top_values[:n]
+def top_scratch(n: int) -> AbstractContextManager[tuple[np.ndarray, ...]]:
+    """(impact sums, seen, chunk list, values) arrays of length n for `top`, lent for a
+    block (parallel.borrowed): the kernel leaves the first two zeroed."""
+    return borrowed("bm25_top", n, lambda m: (np.zeros(m, dtype=np.int32), np.zeros(m, dtype=np.uint8),
+                                              np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)))
 
 
-def scratch(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """This thread's (scores, seen, touched, values) arrays of length >= n, made once and
-    reused by every query: the kernels leave scores and seen zeroed; the other two are
-    working space whose contents do not matter."""
-    scores = getattr(_SCRATCH, "scores", None)
-    if scores is None or len(scores) < n:
-        _SCRATCH.scores, _SCRATCH.seen = np.zeros(n), np.zeros(n, dtype=np.uint8)
-        _SCRATCH.touched, _SCRATCH.values = np.empty(n, dtype=np.int32), np.empty(n)
-    return _SCRATCH.scores[:n], _SCRATCH.seen[:n], _SCRATCH.touched[:n], _SCRATCH.values[:n]
+def scratch(n: int) -> AbstractContextManager[tuple[np.ndarray, ...]]:
+    """(scores, seen, touched) arrays of length n for `matching`, lent for a block: the
+    kernel leaves the first two zeroed; the last is working space."""
+    return borrowed("bm25_matching", n, lambda m: (np.zeros(m), np.zeros(m, dtype=np.uint8),
+                                                   np.empty(m, dtype=np.int32)))
 
 
 @cache
@@ -171,8 +162,8 @@ def kernels():
         return values[r]
 
     @njit(cache=True, nogil=True)
-    def top(indptr, skip_ptr, skip_doc, skip_off, gaps, data, impacts, step, ids, counts, term_max, k, allowed,
-            acc, seen, touched, values):
+    def top(indptr, skip_ptr, skip_doc, skip_off, gaps, data, impacts, mult, error, step, ids, counts, term_max,
+            k, allowed, acc, seen, touched, values):
         """(near, where, counts, done): the chunks that may be in the top k and where their
         weights are (`finish` scores them), or done = False when the query has a negative
         term (the bounds do not hold: the caller scores it exactly). The float64 weights are
@@ -182,21 +173,23 @@ def kernels():
         nt = len(ids)
         order, bound = term_order(indptr, data, ids, counts, term_max)
         total = 0
+        cm = np.empty(nt, dtype=np.int64)  # count x multiplier: what a term's impact is worth
         for j in range(nt):
             if bound[j] < 0:
                 return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.int64), np.empty(0, dtype=np.int64), False
-            total += counts[j]
-        # Integer sums of the impacts are exact; each impact is within `step` of its weight
-        # x 1/step, so a chunk's impact sum is within `slack` of its exact score / step
-        # (with room for the float64 rounding of either side).
-        slack = 2 * total + 2
+            cm[j] = counts[j] * mult[ids[j]]
+            total += counts[j] * error[ids[j]]
+        # Integer sums of the impacts are exact; term t's impact x mult[t] is within error[t]
+        # of its weight x 1/step (measured when the impacts were made), so a chunk's sum is
+        # within `slack` of its exact score / step (with room for the float64 rounding).
+        slack = total + 2
         qmax = np.empty(nt, dtype=np.int64)
         rest = np.zeros(nt + 1, dtype=np.int64)  # rest[i]: the most terms order[i:] can add
         left = np.zeros(nt + 1, dtype=np.int64)  # left[i]: their postings
         for i in range(nt - 1, -1, -1):
             j = order[i]
             t = ids[j]
-            qmax[j] = min(65535, int(term_max[t] / step) + 1)
+            qmax[j] = int(term_max[t] / step) + 1 + error[t]  # impact x mult is at most this
             rest[i] = rest[i + 1] + counts[j] * qmax[j]
             left[i] = left[i + 1] + indptr[t + 1] - indptr[t]
         filtered = len(allowed) > 0
@@ -231,7 +224,7 @@ def kernels():
                                 j = order[i2]
                                 p = find(indptr, skip_ptr, skip_doc, skip_off, gaps, ids[j], d)
                                 if p >= 0:
-                                    complete[n_top] += counts[j] * impacts[p]
+                                    complete[n_top] += cm[j] * impacts[p]
                             n_top += 1
                     theta = kth_largest(complete, n_top, k)
                     if rest[i] + 2 * slack < theta:
@@ -243,7 +236,7 @@ def kernels():
                             stop = i
                             break
             j = order[i]
-            c = counts[j]
+            c = cm[j]
             t = ids[j]
             lo, hi = indptr[t], indptr[t + 1]
             if tracking and m + (hi - lo) > n // 4:
@@ -278,7 +271,7 @@ def kernels():
             touched[:m].sort()
             for i in range(stop, nt):
                 j = order[i]
-                c = counts[j]
+                c = cm[j]
                 t = ids[j]
                 lo, hi = indptr[t], indptr[t + 1]
                 if m * 20 < hi - lo:

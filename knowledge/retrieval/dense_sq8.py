@@ -11,7 +11,6 @@ in knowledge.retrieval.dense's docstring and `SQ8Blocks.query_weights`.
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -27,6 +26,7 @@ from knowledge.retrieval.dense_exact import (
     load_faiss,
     run_jobs,
 )
+from knowledge.retrieval.parallel import borrowed
 
 # From this many rows up the first stage is the 8-bit copy (bench/retrieval.py --full,
 # "dense first stage" table, docs/benchmarks.md: SQ8 + rescoring is faster than the
@@ -37,7 +37,6 @@ SQ8_MIN_ROWS = 50_000
 SQ8_BLOCK_ROWS = 131_072
 # The approximate sum of a row a filter leaves out (dense_kernels.MASKED).
 MASKED = np.iinfo(np.int32).min
-_SCRATCH = threading.local()
 
 
 @dataclass
@@ -138,36 +137,27 @@ def sq8_top_k(
     n = len(sq8.codes)
     codes = np.asarray(sq8.codes).view(np.ndarray)
     mask = NO_MASK if allowed is None else np.ascontiguousarray(allowed, dtype=bool).view(np.uint8)
-    sums = _scan_scratch(n)
-    want = max(CANDIDATES_PER_HIT * k, k + 16)
-    blocks = max(threads * 2, -(-n // SQ8_BLOCK_ROWS)) if threads > 1 else 1
-    bounds = np.linspace(0, n, blocks + 1).astype(np.int64).tolist()
-    scan = kernels()[0]
-    found = run_jobs(threads, [(scan, codes, weights, a, b, mask, sums, want) for a, b in pairwise(bounds)])
-    rows = np.concatenate([r for r, _ in found])
-    approx = np.concatenate([v for _, v in found])
-    # Rows cut from a full block score at most its lowest kept sum; rows cut here at most `cut`.
-    cut = max((int(v.min()) for r, v in found if len(r) >= want), default=None)
-    if len(rows) > want:
-        keep = np.argpartition(approx, len(approx) - want)[len(approx) - want :]
-        cut = max(cut if cut is not None else MASKED, int(approx[keep].min()))
-        rows = rows[keep]
-    rows.sort()
-    best_pos, best_scores = top_k(rows, exact_scores(matrix, rows, query), k)
-    if cut is None or (len(best_pos) == k and best_scores[-1] > constant + scale * cut + eps):
-        return best_pos, best_scores
-    floor = max(math.floor((best_scores[-1] - eps - constant) / scale) - 1, MASKED + 1)
-    rows = np.flatnonzero(sums[:n] >= floor)
-    if len(rows) * 4 > n_allowed:
-        return exact_top_k(matrix, query, k, allowed, threads)
-    return top_k(rows, exact_scores(matrix, rows, query), k)
-
-
-def _scan_scratch(n: int) -> np.ndarray:
-    """This thread's int32 array of at least n approximate sums (the blocks of one search,
-    possibly on other threads, fill disjoint parts of it), made once."""
-    sums = getattr(_SCRATCH, "sums", None)
-    if sums is None or len(sums) < n:
-        sums = _SCRATCH.sums = np.empty(n, dtype=np.int32)
-    return sums
-
+    # Every row's sum, for the widening in 3. (lent per search: parallel.borrowed).
+    with borrowed("sq8_sums", n, lambda m: (np.empty(m, dtype=np.int32),)) as (sums,):
+        want = max(CANDIDATES_PER_HIT * k, k + 16)
+        blocks = max(threads * 2, -(-n // SQ8_BLOCK_ROWS)) if threads > 1 else 1
+        bounds = np.linspace(0, n, blocks + 1).astype(np.int64).tolist()
+        scan = kernels()[0]
+        found = run_jobs(threads, [(scan, codes, weights, a, b, mask, sums, want) for a, b in pairwise(bounds)])
+        rows = np.concatenate([r for r, _ in found])
+        approx = np.concatenate([v for _, v in found])
+        # Rows cut from a full block score at most its lowest kept sum; rows cut here at most `cut`.
+        cut = max((int(v.min()) for r, v in found if len(r) >= want), default=None)
+        if len(rows) > want:
+            keep = np.argpartition(approx, len(approx) - want)[len(approx) - want :]
+            cut = max(cut if cut is not None else MASKED, int(approx[keep].min()))
+            rows = rows[keep]
+        rows.sort()
+        best_pos, best_scores = top_k(rows, exact_scores(matrix, rows, query), k)
+        if cut is None or (len(best_pos) == k and best_scores[-1] > constant + scale * cut + eps):
+            return best_pos, best_scores
+        floor = max(math.floor((best_scores[-1] - eps - constant) / scale) - 1, MASKED + 1)
+        rows = np.flatnonzero(sums >= floor)
+        if len(rows) * 4 > n_allowed:
+            return exact_top_k(matrix, query, k, allowed, threads)
+        return top_k(rows, exact_scores(matrix, rows, query), k)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -36,6 +37,31 @@ def pool(threads: int) -> ThreadPoolExecutor:
 
 def submit(threads: int, fn: Callable[..., T], *args: object) -> Future[T]:
     return pool(threads).submit(fn, *args)
+
+
+# Working arrays of the searches' kernels, by kind: each set lent to one search at a time.
+_SHELF: dict[str, list[tuple]] = {}
+
+
+@contextmanager
+def borrowed(kind: str, n: int, make: Callable[[int], tuple]) -> Iterator[tuple]:
+    """A set of working arrays of `kind`, each cut to length n, lent for the block.
+
+    Made by `make(n)` when no set of at least n is free. Sets are shared by every thread of
+    the process rather than kept per thread: the search pool runs a search's BM25 on any of
+    its threads, and one set per thread kept two or three copies of arrays as long as the
+    index (13 MB each at 1M chunks) resident where one search at a time needs one
+    (docs/benchmarks.md). A kernel that leaves its arrays in the state the next borrower
+    expects (e.g. zeroed) returns them; after an error the set is dropped, not lent again.
+    """
+    with _LOCK:
+        free = _SHELF.setdefault(kind, [])
+        arrays = free.pop() if free else None
+    if arrays is None or len(arrays[0]) < n:
+        arrays = make(n)
+    yield tuple(a[:n] for a in arrays)
+    with _LOCK:
+        _SHELF.setdefault(kind, []).append(arrays)
 
 
 def _forget_pools_after_fork() -> None:

@@ -9,17 +9,23 @@ the process's resident memory. After a few hundred searches the whole file was r
 (966 MB at 300k chunks, docs/benchmarks.md). `take` reads the same bytes with pread into a
 fresh array: the page cache (shared by every process, reclaimable) holds them, this
 process's resident memory does not.
+
+The reads are made by a compiled loop (numba, calling libc's pread), one call per run of
+consecutive rows: a dense search may rescore a thousand scattered rows (near-duplicates
+within the first stage's error bound), and a Python loop over them took 3-8 ms where the
+compiled one takes under 1 (docs/benchmarks.md). The same holds for the few ids of a
+search's hits (knowledge.retrieval.engine), read here rather than through the mapping for
+the same reason as the rows: at 1M chunks, fault-around over a few hundred searches made
+the whole chunk and document id files resident (16 MB) for the ten ids each search reads.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+from functools import cache
 
 import numpy as np
-
-# Rows this close together (in bytes) are read in one call rather than one call each.
-_GAP_BYTES = 4_096
 
 
 def _mapped_file(array: np.ndarray) -> tuple[str | os.PathLike, int] | None:
@@ -43,42 +49,53 @@ def _mapped_file(array: np.ndarray) -> tuple[str | os.PathLike, int] | None:
 def take(array: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """array[positions] (rows along the first axis; `positions` sorted ascending), read with
     pread when `array` is memory-mapped from a file, by plain indexing otherwise."""
-    positions = np.asarray(positions, dtype=np.int64)
+    positions = np.ascontiguousarray(positions, dtype=np.int64)
     where = _mapped_file(array) if len(positions) else None
     if where is None:
         return np.asarray(array[positions])
     path, base = where
     row_bytes = array.itemsize * int(np.prod(array.shape[1:], dtype=np.int64))
     out = np.empty((len(positions), *array.shape[1:]), dtype=array.dtype)
-    flat = out.reshape(-1).view(np.uint8)
-    # Runs of rows close enough together to read in one call.
-    breaks = np.flatnonzero(np.diff(positions) * row_bytes > _GAP_BYTES) + 1
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:  # the file is gone (an old version deleted): the mapping still holds it
         return np.asarray(array[positions])
     try:
-        done = 0
-        for run in np.split(positions, breaks):
-            lo, hi = int(run[0]), int(run[-1]) + 1
-            if hi - lo == len(run):  # consecutive rows: straight into the output
-                view = flat[done * row_bytes : (done + len(run)) * row_bytes]
-                _read_exactly(fd, view, base + lo * row_bytes)
-            else:
-                span = np.empty((hi - lo) * row_bytes, dtype=np.uint8)
-                _read_exactly(fd, span, base + lo * row_bytes)
-                rows = span.reshape(hi - lo, row_bytes)[run - lo]
-                flat[done * row_bytes : (done + len(run)) * row_bytes] = rows.reshape(-1)
-            done += len(run)
+        done = _reader()(fd, out.reshape(-1).view(np.uint8), positions, base, row_bytes)
     finally:
         os.close(fd)
+    if done < len(positions):
+        raise OSError(f"short read of row {positions[done]} of a mapped index file {path}")
     return out
 
 
-def _read_exactly(fd: int, buffer: np.ndarray, offset: int) -> None:
-    view = memoryview(buffer)
-    while len(view):
-        n = os.preadv(fd, [view], offset)
-        if n <= 0:
-            raise OSError(f"short read at byte {offset} of a mapped index file")
-        view, offset = view[n:], offset + n
+@cache
+def _reader():
+    """The compiled `read_rows(fd, out, positions, base, row_bytes)` (made on first use,
+    cached on disk): rows `positions` (ascending) of the file's array starting at byte `base`
+    into `out`, one pread per run of consecutive rows; returns how many rows were read (short
+    of all of them at a failed or empty read)."""
+    from numba import njit, types
+
+    pread = types.ExternalFunction("pread", types.intp(types.intc, types.voidptr, types.uintp, types.int64))
+
+    @njit(cache=True, nogil=True)
+    def read_rows(fd, out, positions, base, row_bytes):
+        address = out.ctypes.data
+        n = len(positions)
+        i = 0
+        while i < n:
+            j = i + 1
+            while j < n and positions[j] == positions[j - 1] + 1:
+                j += 1
+            want = (j - i) * row_bytes
+            got = 0
+            while got < want:
+                r = pread(fd, address + i * row_bytes + got, want - got, base + positions[i] * row_bytes + got)
+                if r <= 0:
+                    return i
+                got += r
+            i = j
+        return n
+
+    return read_rows

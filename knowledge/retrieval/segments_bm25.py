@@ -34,7 +34,9 @@ _SLICE = 1 << 20
 class _Stage:
     """One segment's first stage under the live statistics."""
 
-    first_stage: tuple[np.ndarray, ...]  # (indptr, skip_ptr, skip_doc, skip_off, gaps, data, impacts)
+    # (indptr, skip_ptr, skip_doc, skip_off, gaps, data, impacts, multipliers, errors: 16-bit
+    # impacts, each within one step: all 1)
+    first_stage: tuple[np.ndarray, ...]
     term_max: np.ndarray  # per row of the segment: the term's largest live weight in any segment
     idf: np.ndarray  # per row of the segment: the term's idf over the live rows
 
@@ -163,7 +165,8 @@ class SegmentedBM25:
                 part.postings = encode(part.weights.indptr, part.weights.indices)
             indptr, _, data = part._arrays()
             gid = np.maximum(rows[i], 0)
-            stages.append(_Stage(first_stage=(indptr, *(np.asarray(a) for a in part.postings), data, impacts),
+            stages.append(_Stage(first_stage=(indptr, *(np.asarray(a) for a in part.postings), data, impacts,
+                                              *np.ones((2, len(indptr) - 1), dtype=np.int64)),
                                  term_max=term_max[gid], idf=idf[gid]))
         return stages, step
 
@@ -185,8 +188,9 @@ class SegmentedBM25:
             counts = np.array([c for _, c in found], dtype=np.int64)
             stage = stages[i]
             allowed = NO_MASK if here.all() else here.view(np.uint8)
-            near, where, ordered, done = kernels()[1](*stage.first_stage, step, ids, counts, stage.term_max, k,
-                                                      allowed, *top_scratch(stop - start))
+            with top_scratch(stop - start) as arrays:
+                near, where, ordered, done = kernels()[1](*stage.first_stage, step, ids, counts, stage.term_max,
+                                                          k, allowed, *arrays)
             if not done:
                 return None
             # The near chunks' exact weights, from their counts, as from_counts computes them;

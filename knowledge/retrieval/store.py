@@ -8,7 +8,10 @@
     <dir>/bm25_{data,indices,indptr}.npy   W as CSR (n_terms, n_chunks)
     <dir>/bm25_{counts,lengths}.npy   the term count of each entry of W, each chunk's length
                                  (what an incremental version merges, knowledge.retrieval.merge)
-    <dir>/bm25_impacts.npy       uint16, W's entries as multiples of manifest["bm25_step"], and
+    <dir>/bm25_impacts.npy       uint8, W's entries as multiples of manifest["bm25_step"] x their
+    <dir>/bm25_impact_mult.npy   term's multiplier, and bm25_impact_error.npy their rounding (int64,
+                                 one a term; an index written before them has uint16 impacts and
+                                 neither file: all 1), and
     <dir>/bm25_term_max.npy      float64, each term's largest weight: the first stage of
                                  BM25Index.top (both optional: an index written without them
                                  makes them in memory on first search)
@@ -130,9 +133,13 @@ def write_index(data: IndexData, target: Path) -> Path:
             "sent_vectors": np.asarray(data.sent_vectors, dtype=np.float32),
             "sent_offsets": np.asarray(data.sent_offsets, dtype=np.int64),
         }
-        if data.bm25.impacts is None or data.bm25.term_max is None or np.isnan(data.bm25.term_max).any():
-            data.bm25.quantize()
-        arrays["bm25_impacts"] = np.asarray(data.bm25.impacts, dtype=np.uint16)
+        bm25 = data.bm25
+        if (bm25.impacts is None or bm25.impact_mult is None or bm25.impact_error is None or bm25.term_max is None
+                or np.isnan(bm25.term_max).any()):
+            bm25.quantize()
+        arrays["bm25_impacts"] = np.asarray(bm25.impacts, dtype=np.uint8)
+        arrays["bm25_impact_mult"] = np.asarray(bm25.impact_mult, dtype=np.int64)
+        arrays["bm25_impact_error"] = np.asarray(bm25.impact_error, dtype=np.int64)
         arrays["bm25_term_max"] = np.asarray(data.bm25.term_max, dtype=np.float64)
         if data.bm25.postings is None:
             data.bm25.postings = encode(w.indptr, w.indices)
@@ -168,6 +175,10 @@ def read_index(source: Path) -> IndexData:
     def arr(name: str) -> np.ndarray:
         return np.load(source / f"{name}.npy", mmap_mode="r")
 
+    def optional(name: str) -> np.ndarray | None:
+        """A small file read whole, None when the version was written without it."""
+        return np.load(source / f"{name}.npy") if (source / f"{name}.npy").exists() else None
+
     vocab = json.loads((source / "bm25_vocab.json").read_text())
     quantized = (source / "bm25_impacts.npy").exists() and "bm25_step" in manifest
     compressed = all((source / f"{name}.npy").exists() for name in POSTINGS)
@@ -186,6 +197,8 @@ def read_index(source: Path) -> IndexData:
                        term_max=np.load(source / "bm25_term_max.npy") if quantized else None,
                        impacts=arr("bm25_impacts") if quantized else None,
                        impact_step=float(manifest["bm25_step"]) if quantized else 0.0,
+                       impact_mult=optional("bm25_impact_mult") if quantized else None,
+                       impact_error=optional("bm25_impact_error") if quantized else None,
                        postings=tuple(arr(name) for name in POSTINGS) if compressed else None),
         vectors=arr("vectors"),
         sent_vectors=arr("sent_vectors"),

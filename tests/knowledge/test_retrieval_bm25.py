@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import shutil
 
 import numpy as np
 import pytest
@@ -245,15 +246,32 @@ def test_top_falls_back_to_exact_scoring_for_a_negative_term():
             np.testing.assert_array_equal(got[1], expected[1])
 
 
-def test_top_on_an_index_read_from_disk_with_and_without_the_stored_impacts(tmp_path):
-    from knowledge.retrieval.store import POSTINGS, IndexData, read_index, write_index
+def _written(index: BM25Index, folder):
+    """`index` written to disk as a version's BM25 part (store.write_index); the folder."""
+    from knowledge.retrieval.store import IndexData, write_index
 
-    index, docs = _zipf_index(5_000, 12)
     n = index.n_chunks
     data = IndexData(chunk_ids=np.arange(n), document_ids=np.zeros(n, dtype=np.int64),
                      is_reference=np.zeros(n, dtype=bool), bm25=index, vectors=np.zeros((n, 4), dtype=np.float32),
                      sent_vectors=np.zeros((0, 4), dtype=np.float32), sent_offsets=np.zeros(n + 1, dtype=np.int64))
-    folder = write_index(data, tmp_path / "1")
+    return write_index(data, folder)
+
+
+def _assert_ranks_as_matching(index: BM25Index, loaded: list[BM25Index], queries: list[list[str]]) -> None:
+    """Each of `loaded` ranks every query's top 10 as scoring all of `index`'s matches does."""
+    for query in queries:
+        expected = top_k(*index.matching(query), 10)
+        for bm25 in loaded:
+            got = bm25.top(query, 10)
+            np.testing.assert_array_equal(got[0], expected[0])
+            np.testing.assert_array_equal(got[1], expected[1])
+
+
+def test_top_on_an_index_read_from_disk_with_and_without_the_stored_impacts(tmp_path):
+    from knowledge.retrieval.store import POSTINGS, read_index
+
+    index, docs = _zipf_index(5_000, 12)
+    folder = _written(index, tmp_path / "1")
     loaded = read_index(folder).bm25
     assert isinstance(loaded.impacts, np.memmap) and loaded.impact_step == index.impact_step
     assert all(isinstance(a, np.memmap) for a in loaded.postings)
@@ -267,12 +285,52 @@ def test_top_on_an_index_read_from_disk_with_and_without_the_stored_impacts(tmp_
         (folder / name).unlink()
     old = read_index(folder).bm25
     assert old.impacts is None
-    for query in _queries(docs, 40, 13):
-        expected = top_k(*index.matching(query), 10)
-        for bm25 in (loaded, older, old):
-            got = bm25.top(query, 10)
-            np.testing.assert_array_equal(got[0], expected[0])
-            np.testing.assert_array_equal(got[1], expected[1])
+    _assert_ranks_as_matching(index, [loaded, older, old], _queries(docs, 40, 13))
+
+
+def test_the_impacts_are_one_byte_a_posting_and_rank_exactly(tmp_path):
+    # 8-bit impacts with a multiplier per term (half the 16-bit ones' memory): rare terms get
+    # coarse steps, yet the first stage's bound still makes `top` the exact top k, from memory
+    # and from disk; and an index written with 16-bit impacts and no multipliers (the format
+    # before) ranks the same.
+    from knowledge.retrieval.store import read_index
+
+    index, docs = _zipf_index(8_000, 21)
+    w = index.weights
+    assert index.impacts.dtype == np.uint8 and index.impacts.nbytes == len(w.data)
+    assert index.impact_mult.max() > 50 and index.impact_mult.min() >= 1
+    # The stored error bounds what the kernel relies on: |impact x mult x step - weight|.
+    per_posting = np.repeat(index.impact_mult * index.impact_step, np.diff(w.indptr))
+    off = np.abs(index.impacts * per_posting - w.data) / index.impact_step
+    assert (off <= np.repeat(index.impact_error, np.diff(w.indptr))).all()
+    folder = _written(index, tmp_path / "1")
+    loaded = read_index(folder).bm25
+    assert loaded.impacts.dtype == np.uint8 and np.array_equal(loaded.impact_mult, index.impact_mult)
+    before = shutil.copytree(folder, tmp_path / "2")
+    np.save(before / "bm25_impacts.npy", np.clip(np.rint(w.data / index.impact_step), 1, 65535).astype(np.uint16))
+    for name in ("bm25_impact_mult.npy", "bm25_impact_error.npy"):
+        (before / name).unlink()
+    older = read_index(before).bm25
+    assert older.impacts.dtype == np.uint16 and older.impact_mult is None
+    _assert_ranks_as_matching(index, [index, loaded, older], _queries(docs, 60, 22))
+
+
+def test_the_working_arrays_are_shared_by_the_threads_that_search_in_turn():
+    # One set of BM25 working arrays per search at a time, not one per thread: a pool thread
+    # and the caller searching one after the other use the same set.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from knowledge.retrieval import parallel
+
+    index, docs = _zipf_index(3_000, 23)
+    parallel._SHELF.pop("bm25_top", None)
+    query = _queries(docs, 1, 24)[0]
+    index.top(query, 5)
+    with ThreadPoolExecutor(2) as pool:
+        for _ in range(4):
+            pool.submit(index.top, query, 5).result()
+    index.top(query, 5)
+    assert len(parallel._SHELF["bm25_top"]) == 1
 
 
 def test_top_ranks_scifact_claims_as_the_sparse_product_does():
