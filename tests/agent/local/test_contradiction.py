@@ -111,6 +111,40 @@ def test_the_cue_names_how_a_sentence_disagrees(claim, sentence, cue):
     assert contradiction_cue(claim, sentence) == cue
 
 
+@pytest.mark.parametrize(
+    "claim, sentence, cue",
+    [
+        # A ranking the other way round, whatever words rank the two sides.
+        ("greedy decoding was preferred over beam search",
+         "On long receipts, greedy decoding performs clearly worse than beam search.", "order"),
+        ("Harbor outperforms Quill on scanned invoices", "Quill outperforms Harbor on scanned invoices.", "order"),
+        ("Harbor outperforms Quill on scanned invoices",
+         "On scanned invoices Harbor is inferior to Quill by four points.", "order"),
+        # The same ranking in other words, or a ranking of other things, denies nothing.
+        ("Harbor outperforms Quill on scanned invoices", "Harbor is better than Quill on scanned invoices.", ""),
+        ("Harbor outperforms Quill on scanned invoices", "Quill outperforms Osprey on scanned invoices.", ""),
+        ("greedy decoding was preferred over beam search", "We chose greedy decoding because it is fast.", ""),
+        # A verdict moved to another place in a sequence: the same verdict elsewhere, or the
+        # opposite verdict at the claim's place.
+        ("the tagger does best when the vendor name sits at the end of the receipt",
+         "The tagger does best when the vendor name appears at the start of the receipt.", "order"),
+        ("the tagger does best when the vendor name sits at the end of the receipt",
+         "Accuracy of the tagger drops when the vendor name sits at the end of the receipt.", "order"),
+        ("the tagger does best when the vendor name sits at the end of the receipt",
+         "The tagger does best when the vendor name sits at the end or the start of the receipt.", ""),
+        # A negation whose clause names another subject first denies nothing of the claim's.
+        ("Harbor splits receipts into lines", "Earlier taggers do not split receipts into lines.", ""),
+        ("Harbor splits receipts into lines", "Harbor does not split receipts into lines.", "negation"),
+        ("Harbor splits receipts into lines", "No receipt is split into lines by Harbor.", "negation"),
+        # A position about another thing is no verdict.
+        ("Osprey reads totals best at the end of the receipt",
+         "We print the page number at the start of the receipt.", ""),
+    ],
+)
+def test_an_ordering_reversed_is_a_contradiction(claim, sentence, cue):
+    assert contradiction_cue(claim, sentence) == cue
+
+
 def test_a_listed_alternative_in_the_same_relation_is_a_substitution():
     # The collection itself lists the alternatives: "average-mode" and "peak-mode" are siblings.
     chunk = ("We compare two aggregation modes: the average of all readings (average-mode) "
