@@ -146,20 +146,22 @@ def _topic(text: str, drop: str = "") -> str:
     return " ".join(kept[:12])
 
 
-def _premise(sentences: list[str]) -> str:
-    # A stated claim ("X reportedly costs 25% more. Why ...?") is the premise to check first.
+def _premises(sentences: list[str]) -> list[str]:
+    """Every presupposition of the question, a stated claim first ("X reportedly costs 25%
+    more. Why ...?" presupposes the claim, and what the "why" question does too)."""
+    found: list[str] = []
+    asks = []
     for s in sentences:
         if not _is_question(s) and not _REQUEST.match(_clean(s).rstrip(".")):
             m = _FOLLOWING.match(s.strip())
-            return _clean(m.group("body") if m else s).rstrip(".")
-    for s in sentences:
-        # "Which X did Y, and what do they recommend?" presupposes Y of its first clause;
-        # the second clause is another question, not part of that statement.
+            found.append(_clean(m.group("body") if m else s))
+        else:
+            asks.append(s)
+    for s in asks:
+        # "Which X did Y, and what do they recommend?": each clause presupposes its own.
         for clause in _CLAUSE_SPLIT.split(s):
-            found = presupposition(_clean(clause))
-            if found:
-                return found
-    return ""
+            found.append(presupposition(_clean(clause)))
+    return [p for p in dict.fromkeys(_clean(p).rstrip(".") for p in found) if p]
 
 
 def presupposition(question: str) -> str:
@@ -293,7 +295,7 @@ class RulePlanner:
         sentences = [s for s in _SENTENCES.split(q) if s]
         asks = [s for s in sentences if _is_question(s)] or [q]
         statements = [s for s in sentences if not _is_question(s)]
-        premise = _premise(sentences)
+        premises = _premises(sentences)
         clarify = clarification(q)
         if clarify:
             return Plan(complexity=Complexity.SIMPLE, facts=[q], sub_queries=[q], premise="", clarify=clarify)
@@ -317,7 +319,7 @@ class RulePlanner:
         facts = clauses[:3] if clauses else [q]
         context = " ".join(statements)
         if len(facts) == 1 and not statements:
-            return Plan(complexity=Complexity.SIMPLE, facts=facts, sub_queries=[q], premise=premise)
+            return Plan(complexity=Complexity.SIMPLE, facts=facts, sub_queries=[q], premises=premises)
         subs: list[str] = []
         if statements:
             # A multi-hop question: the statement names one document, the question another.
@@ -329,4 +331,4 @@ class RulePlanner:
         subs = list(dict.fromkeys(subs))[:3]
         if statements:
             facts = [_clean(context), *facts]
-        return Plan(complexity=Complexity.MULTI_PART, facts=facts[:3], sub_queries=subs, premise=premise)
+        return Plan(complexity=Complexity.MULTI_PART, facts=facts[:3], sub_queries=subs, premises=premises)

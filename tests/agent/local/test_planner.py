@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.local.planner import RulePlanner, asked_noun, clarification, presupposition
+from agent.types import Plan
 
 
 @pytest.mark.parametrize(
@@ -100,6 +101,34 @@ def test_a_specific_question_is_not_sent_back(question):
 )
 def test_a_relative_clause_is_a_presupposition(question, premise):
     assert RulePlanner().plan(question).premise == premise
+
+
+@pytest.mark.parametrize(
+    "question, premises",
+    [
+        # A stated claim and what the question after it presupposes are both checked.
+        ("Harbor splits receipts into lines by default. Why was line splitting preferred over word splitting?",
+         ["Harbor splits receipts into lines by default", "line splitting preferred over word splitting"]),
+        # Each clause of a two-part question presupposes its own.
+        ("Which tokenizer does Quill use, and why did Lumen drop the page footers?",
+         ["Quill use tokenizer", "Lumen drop the page footers"]),
+        # One presupposition stays one.
+        ("Why does Lumen fetch its web results from the Google API?",
+         ["Lumen fetch its web results from the Google API"]),
+        ("Does Lumen fetch its web results from the Google API?", []),
+    ],
+)
+def test_every_presupposition_of_the_question_is_listed(question, premises):
+    plan = RulePlanner().plan(question)
+    assert plan.premises == premises
+    assert plan.premise == (premises[0] if premises else "")
+
+
+def test_a_plan_with_one_premise_lists_it():
+    # An LLM planner or a stored plan step sets `premise` only.
+    assert Plan(sub_queries=["q"], premise="Lumen uses T5").premises == ["Lumen uses T5"]
+    assert Plan(sub_queries=["q"], premises=["A holds", "B holds"]).premise == "A holds"
+    assert Plan(sub_queries=["q"]).premises == []
 
 
 def test_a_question_after_a_comma_is_not_a_relative_clause():
