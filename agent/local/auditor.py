@@ -42,7 +42,7 @@ from agent.local.candidates import Candidate, candidates, doc_key, plan_facts, t
 from agent.local.contradiction import contradiction_cue, siblings
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.entailment import Classifier, default_classifier
-from agent.local.planner import asked_noun
+from agent.local.planner import asked_nouns
 from agent.local.premise_check import check_premises
 from agent.local.reformulator import PREMISE_PREFIX
 from agent.local.scoring import SentenceScore, score_sentences
@@ -233,7 +233,7 @@ class LocalAuditor:
         # alarms (agent.types.Source.pool).
         read = [i for i, c in enumerate(cands) if not sources[c.source_index].pool]
         premise = check_premises(premises, premise_vecs, [cands[i] for i in read], sources, sent_vecs[read],
-                                 doc_terms, sibling_map, params=p, asked=asked_noun(question))
+                                 doc_terms, sibling_map, params=p, asked=asked_nouns(question))
         if plan.premise and not premise.contradicted and not premise.confirmed:
             missing.append(f"{PREMISE_PREFIX}{plan.premise}")
         # A one-need question whose premise nothing confirms may still be answered (PARTIAL,

@@ -89,6 +89,8 @@ _CAUSE = re.compile(
 _NONRESTRICTIVE = re.compile(
     r"(?P<np>(?:\b(?:the|its|their|a|an)\s+)?(?:[\w\-\.]+\s+){0,2}[\w\-\.]+),\s+(?:which|who)\s+"
     r"(?!(?:is|are|was|were)\s+(?!\w+(?:ed|en)\b)|of\b)(?P<rel>[a-z][\w\-]*\s+[^,?]+)", re.IGNORECASE)
+# A relative clause set off by commas inside a question: an aside the main clause reads without.
+_ASIDE = re.compile(r",\s+(?:which|who)\s+[^,?]+,")
 _RESTRICTIVE = re.compile(
     r"\bthe\s+(?P<n>[\w\-]+(?:\s+[\w\-]+)?)\s+(?:that|which|whom)\s+"
     r"(?P<subj>[A-Z][\w\-\.]*(?:\s+[A-Z][\w\-\.]*)*|the\s+[\w\-]+|it|they|we)\s+(?P<verb>[a-z]+(?:ed|s))\b")
@@ -158,9 +160,12 @@ def _premises(sentences: list[str]) -> list[str]:
         else:
             asks.append(s)
     for s in asks:
-        # "Which X did Y, and what do they recommend?": each clause presupposes its own.
+        # "Which X did Y, and what do they recommend?": each clause presupposes its own, and
+        # a relative clause inside one what it says ("Why does Quill, which uses eight
+        # experts, route ...?" presupposes that Quill uses eight experts as well).
         for clause in _CLAUSE_SPLIT.split(s):
-            found.append(presupposition(_clean(clause)))
+            clause = _clean(clause)
+            found.extend([presupposition(_ASIDE.sub("", clause)), _relative_clause(clause.rstrip("?").strip())])
     return [p for p in dict.fromkeys(_clean(p).rstrip(".") for p in found) if p]
 
 
@@ -209,6 +214,13 @@ def asked_noun(question: str) -> str:
         return _clean(m.group("noun"))
     m = _WHAT_NOUN_AUX.match(q) or _WHO_VERB.match(q)
     return _clean(m.group("noun") or "") if m else ""
+
+
+def asked_nouns(question: str) -> str:
+    """The nouns every question clause asks about ("What does it measure, and what value did
+    X have?" -> "value"), joined: each presupposition names its own as a kind."""
+    clauses = [_clean(c) for s in _SENTENCES.split(_clean(question)) for c in _CLAUSE_SPLIT.split(s)]
+    return " ".join(dict.fromkeys(n for n in map(asked_noun, clauses) if n))
 
 
 def _relative_clause(q: str) -> str:

@@ -160,6 +160,17 @@ def test_a_listed_alternative_in_the_same_relation_is_a_substitution():
                              "The default aggregation mode is average.") == ""
 
 
+def test_a_sibling_after_a_pronoun_standing_for_the_subject_is_no_substitution():
+    # "It" may be Harbor itself: Quill and Osprey are what it is compared with, not its rivals
+    # in the subject's place.
+    sibling_map = siblings(["We compare Harbor, Quill and Osprey on faded receipts."])
+    claim = "the Harbor tagger reaches some accuracy on faded receipts"
+    assert contradiction_cue(claim, "It outperforms Quill and Osprey on faded receipts by four points.",
+                             sibling_map=sibling_map, context="Harbor tagger accuracy") == ""
+    assert contradiction_cue(claim, "Quill reaches the best accuracy on faded receipts.",
+                             sibling_map=sibling_map, context="Harbor tagger") == "substitution"
+
+
 def test_negation_scope_ends_at_the_clause():
     scope = negated_stems("The model is not trained on code, but it reads tables.")
     assert "train" in scope and "code" in scope

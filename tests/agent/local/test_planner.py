@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.local.planner import RulePlanner, asked_noun, clarification, presupposition
+from agent.local.planner import RulePlanner, asked_noun, asked_nouns, clarification, presupposition
 from agent.types import Plan
 
 
@@ -112,6 +112,9 @@ def test_a_relative_clause_is_a_presupposition(question, premise):
         # Each clause of a two-part question presupposes its own.
         ("Which tokenizer does Quill use, and why did Lumen drop the page footers?",
          ["Quill use tokenizer", "Lumen drop the page footers"]),
+        # A relative clause inside the question presupposes what it says as well.
+        ("Why does Quill, which uses eight tokenizers, split receipts into lines?",
+         ["Quill split receipts into lines", "Quill uses eight tokenizers"]),
         # One presupposition stays one.
         ("Why does Lumen fetch its web results from the Google API?",
          ["Lumen fetch its web results from the Google API"]),
@@ -153,3 +156,8 @@ def test_a_presupposition_inside_a_possessive():
 )
 def test_the_asked_noun_is_the_kind_of_thing_the_question_asks_for(question, noun):
     assert asked_noun(question) == noun
+
+
+def test_every_clause_names_its_asked_noun():
+    assert asked_nouns("Harbor tags receipts. What does it measure, and what value did Quill reach?") == "value"
+    assert asked_nouns("How many GPUs were used by Lumen, and which optimizer did Quill use?") == "GPUs optimizer"

@@ -231,3 +231,19 @@ def test_a_version_the_passages_mention_is_answered(pipeline):
     audit, _ = pipeline("How many lines does Harbor 2 support?", HARBOR)
     assert audit.premise.unknown == []
     assert audit.verdict != Verdict.INSUFFICIENT_REFUSE
+
+
+def test_a_clause_that_only_asks_for_a_value_is_not_corrected_by_a_sentence_about_its_subject(pipeline):
+    # "what value did the Quill tagger have" presupposes only that it has one; "It
+    # outperforms Osprey and Lumen" (It: Quill) names Quill's siblings in another slot.
+    sources = [
+        make_source(131, "We compare three taggers, Quill, Osprey and Lumen, on faded receipts with the line "
+                         "score, the share of receipt lines tagged without error.", title="Tagging faded receipts",
+                    document_id=13),
+        make_source(132, "The Quill tagger reaches a line score of 71.2 on faded receipts. It outperforms Osprey "
+                         "and Lumen on faded receipts by four points.", title="Tagging faded receipts",
+                    document_id=13),
+    ]
+    audit, _ = pipeline("The paper reports a line score for faded receipts. What does it measure, and what value "
+                        "did the Quill tagger have?", sources)
+    assert audit.verdict != Verdict.FALSE_PREMISE
