@@ -13,6 +13,8 @@
    Y?" presupposes X does Y; a question word left in place ("X was trained on how many
    N?") presupposes the statement without it. A yes/no question asks its proposition
    rather than presupposing it, and "What is X?" presupposes only that X exists.
+   Plan.premises lists them all: a stated claim, each question clause's, and a relative
+   clause's inside one; Plan.premise is the first.
 5. A question with nothing specific to search for ("what about the results?", "summarize
    it") is marked `clarify="vague"`; a request to summarise or compare whole papers,
    which an extractive backend cannot do, `clarify="whole_document"`.

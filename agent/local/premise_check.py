@@ -6,6 +6,9 @@ A relevant sentence that disagrees (a surface cue of agent.local.contradiction, 
 P(CONTRADICT) of the fitted classifier agent.local.entailment, AuditorParams.premise_*)
 makes the premise false and is quoted as the correction; a sentence that holds the
 premise's numbers and relation confirms it; otherwise the answer may not assume it.
+Every presupposition of the question is checked (check_premises), and a name written with
+its version that no retrieved passage mentions makes the question one the collection
+cannot answer (PremiseCheck.unknown).
 """
 
 from __future__ import annotations

@@ -82,9 +82,7 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     # The claim's "A instead of B" against a sentence saying B was the one chosen.
     if chooses_rejected(claim, sentence):
         return "alternative"
-    # A negation whose clause names something else first ("Earlier systems do not ...") is
-    # about that, not the claim's subject.
-    sent_negated = negated_stems(sentence, about=claim_terms | name_stems(claim))
+    sent_negated = negated_stems(sentence)
     # The sentence negates something the claim asserts, and the claim negates nothing there.
     hit = (asserted & sent_negated) - claim_negated
     # One shared word is weak ("X is not recommended" against a premise that merely

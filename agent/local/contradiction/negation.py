@@ -28,21 +28,13 @@ def negation_at(ws: list[str], i: int) -> bool:
     return not (i + 1 < len(ws) and ws[i + 1] in _NOT_DENYING.get(w, ()))
 
 
-def negated_stems(text: str, *, about: set[str] | None = None) -> set[str]:
-    """Stems inside the scope of a negation: up to _SCOPE content words after it, within its clause.
-    With `about` (a claim's terms), only negations whose clause says nothing before them, or
-    something holding one of those terms: "Earlier taggers do not split receipts" denies
-    nothing of a claim about Harbor splitting receipts, "Harbor does not split receipts" and
-    "No receipt is split" do."""
+def negated_stems(text: str) -> set[str]:
+    """Stems inside the scope of a negation: up to _SCOPE content words after it, within its clause."""
     out: set[str] = set()
     for clause in CLAUSE_END.split(text):
         ws = words(clause)
         for i in range(len(ws)):
             if negation_at(ws, i):
-                if about is not None:
-                    subject = _stems_of(ws[:i])
-                    if subject and not subject & about:
-                        continue
                 taken = 0
                 for nxt in ws[i + 1:]:
                     if nxt in STOPWORDS or nxt in NEGATIONS:

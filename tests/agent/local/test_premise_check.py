@@ -193,8 +193,8 @@ HARBOR = [
                      "is highest when the amount is printed at the end of the receipt, and it degrades for "
                      "amounts placed in the middle of the page.",
                 title=HARBOR_TITLE, document_id=12),
-    make_source(124, "Harbor 2 reads receipts of up to forty lines. Earlier taggers do not support receipts "
-                     "longer than ten lines without splitting them.",
+    make_source(124, "Harbor 2 reads receipts of up to forty lines. Earlier taggers handled receipts of "
+                     "ten lines at most.",
                 title=HARBOR_TITLE, document_id=12),
 ]
 
