@@ -48,8 +48,8 @@ _RANKS = re.compile(
     r"preferred|prefer(?:s|ring)?|favou?red|chosen|chose|selected)"
     r"|(?P<down>worse|inferior|underperform(?:s|ed|ing)?|lag(?:s|ged)?\s+behind|trail(?:s|ed)?))"
     r"(?:\s+(?:than|to|over|against))?\s+(?P<after>[^,;:()?.]+)", re.IGNORECASE)
-# "A was chosen over B" ranks A first, "we chose A" ranks nothing: only "over"/"to" after a
-# verb of choice makes it a ranking.
+# "A was chosen over B" ranks A first, "we chose A" ranks nothing: only "over" ("preferred
+# to" too) after a verb of choice makes it a ranking.
 _CHOICE = re.compile(r"^(?:preferred|prefer\w*|favou?red|chosen|chose|selected)$", re.IGNORECASE)
 
 
@@ -61,7 +61,9 @@ def rankings(text: str) -> list[tuple[set[str], set[str]]]:
     for m in _RANKS.finditer(text):
         word = (m.group("up") or m.group("down")).lower()
         joiner = text[m.end(1) if m.group("up") else m.end(2): m.start("after")].strip().lower()
-        if _CHOICE.match(word) and joiner not in ("over", "to"):
+        # "A was chosen over B" ranks; "chosen to maximise accuracy" is a purpose, and only
+        # "preferred to" ranks with "to".
+        if _CHOICE.match(word) and not (joiner == "over" or (joiner == "to" and word.startswith("prefer"))):
             continue
         before = CLAUSE_END.split(text[: m.start()])[-1]
         first = set(content(before)[-4:])

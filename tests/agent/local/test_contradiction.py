@@ -124,6 +124,9 @@ def test_the_cue_names_how_a_sentence_disagrees(claim, sentence, cue):
         ("Harbor outperforms Quill on scanned invoices", "Harbor is better than Quill on scanned invoices.", ""),
         ("Harbor outperforms Quill on scanned invoices", "Quill outperforms Osprey on scanned invoices.", ""),
         ("greedy decoding was preferred over beam search", "We chose greedy decoding because it is fast.", ""),
+        ("greedy decoding was preferred over beam search",
+         "Beam search was chosen to keep greedy decoding errors out of the totals.", ""),
+        ("greedy decoding was preferred to beam search", "Beam search was preferred to greedy decoding.", "order"),
         # A verdict moved to another place in a sequence: the same verdict elsewhere, or the
         # opposite verdict at the claim's place.
         ("the tagger does best when the vendor name sits at the end of the receipt",
