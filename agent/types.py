@@ -19,7 +19,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Usage(BaseModel):
@@ -82,12 +82,27 @@ class Plan(BaseModel):
     # A presupposition the question takes for granted ("Why did X use Y?" presumes X used
     # Y); empty when there is none. The auditor checks it against the evidence.
     premise: str = ""
+    # Every presupposition of the question, `premise` first ("SBERT pools with MAX by
+    # default. Why was MAX preferred over MEAN?" presupposes both statements). Each one is
+    # checked for a contradiction; a plan that sets only `premise` (an LLM planner, a
+    # stored step) has it as its one presupposition.
+    premises: list[str] = Field(default_factory=list)
     # Set when the question cannot be answered as asked: "vague" (no paper, result or
     # term to search for: "what about the results?") or "whole_document" (summarise or
     # compare whole papers, which an extractive backend cannot do). The loop then asks
     # the user to clarify instead of answering.
     clarify: Literal["", "vague", "whole_document"] = ""
     usage: Usage = Field(default_factory=Usage)
+
+    @model_validator(mode="after")
+    def _premise_first(self) -> Plan:
+        # `premise` and `premises` say the same thing: the first presupposition is `premise`.
+        listed = [p for p in dict.fromkeys(p.strip() for p in self.premises) if p]
+        if self.premise and (not listed or listed[0] != self.premise):
+            listed = [self.premise, *(p for p in listed if p != self.premise)]
+        self.premises = listed
+        self.premise = listed[0] if listed else ""
+        return self
 
 
 class SupportLabel(StrEnum):
@@ -130,6 +145,9 @@ class PremiseCheck(BaseModel):
     reason: str = ""
     # False when no retrieved sentence asserts the premise: the answer may not assume it.
     confirmed: bool = True
+    # A name the premise gives with its version ("Llama 3.1") that no retrieved passage
+    # mentions: the question is about something the collection does not hold.
+    unknown: list[str] = Field(default_factory=list)
 
 
 class Conflict(BaseModel):

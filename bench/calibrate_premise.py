@@ -358,6 +358,10 @@ def main() -> None:
             results["cues_before"] = {
                 "held_out_claim_level": counts(claim_flags(cues[held] & gate_h, gh), label_of),
                 "held_out_rationale_level": rationale(cues[held]),
+                # The same on the calibration claims: what a change of the cues may be chosen on.
+                "calibration_claim_level": counts(claim_flags(cues[calib] & gate, gc), label_of),
+                "calibration_rationale_level": counts(claim_flags(cues[calib] & gold[calib], gc), label_of,
+                                                      kinds=("SUPPORT",)),
             }
             results["pairs"] = {"calibration": int(calib.sum()), "held_out": int(held.sum()),
                                 "labels_calibration": dict(Counter(CLASSES[v] for v in yc))}

@@ -42,8 +42,8 @@ from agent.local.candidates import Candidate, candidates, doc_key, plan_facts, t
 from agent.local.contradiction import contradiction_cue, siblings
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.entailment import Classifier, default_classifier
-from agent.local.planner import asked_noun
-from agent.local.premise_check import check_premise
+from agent.local.planner import asked_nouns
+from agent.local.premise_check import check_premises
 from agent.local.reformulator import PREMISE_PREFIX
 from agent.local.scoring import SentenceScore, score_sentences
 from agent.local.selection import candidate_idf
@@ -158,11 +158,14 @@ class LocalAuditor:
                       else "summarising or comparing whole papers is not something an extractive answer can do")
             return AuditResult(verdict=Verdict.CLARIFY, reason=reason, missing=[question])
         facts = plan_facts(question, plan)
+        premises = plan.premises
+        # The candidates are those of the facts and the main premise: the question's other
+        # presuppositions come from its own clauses, whose terms the facts already bring.
         cands = candidates(facts, plan.premise, sources)
-        vecs = self._vectors(facts + ([plan.premise] if plan.premise else []) + [c.raw or c.quote for c in cands])
+        vecs = self._vectors(facts + premises + [c.raw or c.quote for c in cands])
         fact_vecs = vecs[: len(facts)]
-        premise_vec = vecs[len(facts)] if plan.premise else None
-        sent_vecs = vecs[len(facts) + (1 if plan.premise else 0):]
+        premise_vecs = vecs[len(facts): len(facts) + len(premises)]
+        sent_vecs = vecs[len(facts) + len(premises):]
         sibling_map = siblings(s.text for s in sources)
         doc_terms = terms_by_document(sources)
 
@@ -174,8 +177,8 @@ class LocalAuditor:
         # of an answering sentence, and its many loosely related sentences would add false
         # alarms (agent.types.Source.pool).
         read = [i for i, c in enumerate(cands) if not sources[c.source_index].pool]
-        premise = check_premise(plan.premise, premise_vec, [cands[i] for i in read], sources, sent_vecs[read],
-                                doc_terms, sibling_map, params=p, asked=asked_noun(question))
+        premise = check_premises(premises, premise_vecs, [cands[i] for i in read], sources, sent_vecs[read],
+                                 doc_terms, sibling_map, params=p, asked=asked_nouns(question))
         # A one-need question whose premise no sentence confirms: the need model may weigh
         # that (AuditorParams.need_features "premise_unconfirmed").
         unconfirmed = (len(facts) == 1 and bool(plan.premise) and not premise.contradicted

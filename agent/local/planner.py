@@ -13,6 +13,8 @@
    Y?" presupposes X does Y; a question word left in place ("X was trained on how many
    N?") presupposes the statement without it. A yes/no question asks its proposition
    rather than presupposing it, and "What is X?" presupposes only that X exists.
+   Plan.premises lists them all: a stated claim, each question clause's, and a relative
+   clause's inside one; Plan.premise is the first.
 5. A question with nothing specific to search for ("what about the results?", "summarize
    it") is marked `clarify="vague"`; a request to summarise or compare whole papers,
    which an extractive backend cannot do, `clarify="whole_document"`.
@@ -89,6 +91,8 @@ _CAUSE = re.compile(
 _NONRESTRICTIVE = re.compile(
     r"(?P<np>(?:\b(?:the|its|their|a|an)\s+)?(?:[\w\-\.]+\s+){0,2}[\w\-\.]+),\s+(?:which|who)\s+"
     r"(?!(?:is|are|was|were)\s+(?!\w+(?:ed|en)\b)|of\b)(?P<rel>[a-z][\w\-]*\s+[^,?]+)", re.IGNORECASE)
+# A relative clause set off by commas inside a question: an aside the main clause reads without.
+_ASIDE = re.compile(r",\s+(?:which|who)\s+[^,?]+,")
 _RESTRICTIVE = re.compile(
     r"\bthe\s+(?P<n>[\w\-]+(?:\s+[\w\-]+)?)\s+(?:that|which|whom)\s+"
     r"(?P<subj>[A-Z][\w\-\.]*(?:\s+[A-Z][\w\-\.]*)*|the\s+[\w\-]+|it|they|we)\s+(?P<verb>[a-z]+(?:ed|s))\b")
@@ -146,20 +150,25 @@ def _topic(text: str, drop: str = "") -> str:
     return " ".join(kept[:12])
 
 
-def _premise(sentences: list[str]) -> str:
-    # A stated claim ("X reportedly costs 25% more. Why ...?") is the premise to check first.
+def _premises(sentences: list[str]) -> list[str]:
+    """Every presupposition of the question, a stated claim first ("X reportedly costs 25%
+    more. Why ...?" presupposes the claim, and what the "why" question does too)."""
+    found: list[str] = []
+    asks = []
     for s in sentences:
         if not _is_question(s) and not _REQUEST.match(_clean(s).rstrip(".")):
             m = _FOLLOWING.match(s.strip())
-            return _clean(m.group("body") if m else s).rstrip(".")
-    for s in sentences:
-        # "Which X did Y, and what do they recommend?" presupposes Y of its first clause;
-        # the second clause is another question, not part of that statement.
+            found.append(_clean(m.group("body") if m else s))
+        else:
+            asks.append(s)
+    for s in asks:
+        # "Which X did Y, and what do they recommend?": each clause presupposes its own, and
+        # a relative clause inside one what it says ("Why does Quill, which uses eight
+        # experts, route ...?" presupposes that Quill uses eight experts as well).
         for clause in _CLAUSE_SPLIT.split(s):
-            found = presupposition(_clean(clause))
-            if found:
-                return found
-    return ""
+            clause = _clean(clause)
+            found.extend([presupposition(_ASIDE.sub("", clause)), _relative_clause(clause.rstrip("?").strip())])
+    return [p for p in dict.fromkeys(_clean(p).rstrip(".") for p in found) if p]
 
 
 def presupposition(question: str) -> str:
@@ -207,6 +216,13 @@ def asked_noun(question: str) -> str:
         return _clean(m.group("noun"))
     m = _WHAT_NOUN_AUX.match(q) or _WHO_VERB.match(q)
     return _clean(m.group("noun") or "") if m else ""
+
+
+def asked_nouns(question: str) -> str:
+    """The nouns every question clause asks about ("What does it measure, and what value did
+    X have?" -> "value"), joined: each presupposition names its own as a kind."""
+    clauses = [_clean(c) for s in _SENTENCES.split(_clean(question)) for c in _CLAUSE_SPLIT.split(s)]
+    return " ".join(dict.fromkeys(n for n in map(asked_noun, clauses) if n))
 
 
 def _relative_clause(q: str) -> str:
@@ -293,7 +309,7 @@ class RulePlanner:
         sentences = [s for s in _SENTENCES.split(q) if s]
         asks = [s for s in sentences if _is_question(s)] or [q]
         statements = [s for s in sentences if not _is_question(s)]
-        premise = _premise(sentences)
+        premises = _premises(sentences)
         clarify = clarification(q)
         if clarify:
             return Plan(complexity=Complexity.SIMPLE, facts=[q], sub_queries=[q], premise="", clarify=clarify)
@@ -317,7 +333,7 @@ class RulePlanner:
         facts = clauses[:3] if clauses else [q]
         context = " ".join(statements)
         if len(facts) == 1 and not statements:
-            return Plan(complexity=Complexity.SIMPLE, facts=facts, sub_queries=[q], premise=premise)
+            return Plan(complexity=Complexity.SIMPLE, facts=facts, sub_queries=[q], premises=premises)
         subs: list[str] = []
         if statements:
             # A multi-hop question: the statement names one document, the question another.
@@ -329,4 +345,4 @@ class RulePlanner:
         subs = list(dict.fromkeys(subs))[:3]
         if statements:
             facts = [_clean(context), *facts]
-        return Plan(complexity=Complexity.MULTI_PART, facts=facts[:3], sub_queries=subs, premise=premise)
+        return Plan(complexity=Complexity.MULTI_PART, facts=facts[:3], sub_queries=subs, premises=premises)

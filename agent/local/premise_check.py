@@ -6,6 +6,9 @@ A relevant sentence that disagrees (a surface cue of agent.local.contradiction, 
 P(CONTRADICT) of the fitted classifier agent.local.entailment, AuditorParams.premise_*)
 makes the premise false and is quoted as the correction; a sentence that holds the
 premise's numbers and relation confirms it; otherwise the answer may not assume it.
+Every presupposition of the question is checked (check_premises), and a name written with
+its version that no retrieved passage mentions makes the question one the collection
+cannot answer (PremiseCheck.unknown).
 """
 
 from __future__ import annotations
@@ -29,6 +32,38 @@ from agent.verify import find_quote
 
 if TYPE_CHECKING:
     from agent.local.auditor import AuditorParams
+
+
+def check_premises(premises: list[str], pvecs: np.ndarray, cands: list[Candidate], sources: list[Source],
+                   sent_vecs: np.ndarray, doc_terms: dict[object, set[str]], sibling_map: dict[str, set[str]],
+                   *, params: AuditorParams, asked: str = "") -> PremiseCheck:
+    """Every presupposition of the question (agent.types.Plan.premises) checked in turn: the
+    first one a sentence contradicts is the premise corrected. Otherwise the result is the
+    main premise's (the first): whether it is confirmed decides whether the answer may
+    assume it. The others come from the question's own clauses ("Why was A preferred over
+    B?" after a stated claim), so they are checked for a contradiction only: a clause the
+    evidence does not restate is what the answer says, not a premise it leans on."""
+    if not premises:
+        return PremiseCheck()
+    everywhere = " ".join(f"{s.document_title} {s.text}" for s in sources)
+    unknown = [name for premise in premises for name, pattern in _names_with_versions(premise)
+               if not re.search(pattern, everywhere, re.IGNORECASE)]
+    checks = []
+    kinds = set(content_terms(asked))
+    for n, (premise, pvec) in enumerate(zip(premises, pvecs)):
+        # A clause's presupposition that says next to nothing ("it measures", "X has a
+        # value") would be "contradicted" by any sentence sharing a word with it.
+        if n and len(set(content_terms(premise)) - kinds) < 2:
+            continue
+        check = check_premise(premise, pvec, cands, sources, sent_vecs, doc_terms, sibling_map,
+                              params=params, asked=asked)
+        if check.contradicted:
+            return check
+        checks.append(check)
+    if unknown:
+        return checks[0].model_copy(update={"confirmed": False, "unknown": unknown,
+                                            "reason": "no retrieved passage mentions " + ", ".join(unknown)})
+    return checks[0]
 
 
 def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate], sources: list[Source],
@@ -63,6 +98,13 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
     loose_anchors = [*anchors, subject] if subject and subject not in anchors else anchors
     relevant = []
     loose = []
+    # A name with a version ("Llama 3.1", "GPT-4") names that version only: a document about
+    # "Llama 2" says nothing of it, so it is about the premise only when it holds the version too.
+    versions = _versioned_names(premise)
+    texts: dict[object, str] = defaultdict(str)
+    if versions:
+        for s in sources:
+            texts[doc_key(s)] += f" {s.document_title} {s.text}"
     # A document that writes a hyphenated name of the premise as its acronym ("SBERT" for
     # "Sentence-BERT") is about it as much as one that writes it out.
     acronyms: dict[object, set[str]] = {}
@@ -71,6 +113,8 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         source = sources[cand.source_index]
         held = _with_acronyms(doc_terms[doc_key(source)], anchors, acronyms)
         about = not anchors or anchor_coverage(anchors, held) >= p.anchor_min
+        if versions and not all(v.search(texts[doc_key(source)]) for v in versions):
+            continue
         # A short sentence leans on the one before it ("We try MEAN and MAX. The default
         # is MEAN."): its relevance counts the terms of that context too.
         in_context = coverage(terms, cand.terms | term_set(cand.context))
@@ -138,6 +182,33 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         premise=premise, contradicted=True, chunk_id=source.chunk_id, quote=text, confirmed=False,
         reason=f"the evidence disagrees with the premise ({cue})",
     )
+
+
+# A capitalised name and the version number right after it: "Llama 3.1", "Llama-2", "GPT-4",
+# "Qwen2.5" (not "GPT 43B", a size, nor "Table 3", which is no name the premise asserts).
+_VERSIONED = re.compile(r"\b([A-Z][A-Za-z]+(?:-[A-Za-z]+)*)[\s\-]?(v?\d+(?:\.\d+)*)(?![\w.]*\d)(?![A-Za-z])")
+_NOT_NAMES = frozenset({"table", "figure", "fig", "section", "sec", "appendix", "eq", "equation", "step", "stage",
+                        "layer", "version", "chapter", "page", "line", "round", "phase", "top", "task", "setting",
+                        "experiment", "method", "model", "type", "level", "part", "case", "example", "rule", "group"})
+
+
+def _names_with_versions(premise: str) -> list[tuple[str, str]]:
+    """(as written, pattern) of each name the premise writes with its version; the pattern
+    matches the name with that version however it is joined ("Llama 2", "Llama-2",
+    "Llama2", "SQuAD v2.0"), and no other version."""
+    out = []
+    for m in _VERSIONED.finditer(premise):
+        name, version = m.group(1), m.group(2).lstrip("v")
+        # A year is no version of a name ("NeurIPS 2021" may be written "NeurIPS'21"):
+        # the number cue compares years.
+        if name.lower() in _NOT_NAMES or re.fullmatch(r"(?:19|20)\d\d", version):
+            continue
+        out.append((m.group(0), rf"\b{re.escape(name)}[\s\-]?v?{re.escape(version)}(?![\d.]*\d)"))
+    return out
+
+
+def _versioned_names(premise: str) -> list[re.Pattern[str]]:
+    return [re.compile(pattern, re.IGNORECASE) for _, pattern in _names_with_versions(premise)]
 
 
 def _with_acronyms(held: set[str], anchors: list[str], memo: dict[object, set[str]]) -> set[str]:

@@ -15,6 +15,10 @@ def verdict_for(audits: list[FactAudit], premise: PremiseCheck, conflicts: list[
     none is a refusal. While a retry is left, anything missing asks for one first."""
     if premise.contradicted:
         return Verdict.FALSE_PREMISE, premise.reason
+    if premise.unknown and not can_retry:
+        # The question is about a version of something no passage mentions ("Llama 3.1" in a
+        # collection about Llama 2): whatever else matches speaks of something else.
+        return Verdict.INSUFFICIENT_REFUSE, f"no retrieved passage mentions {', '.join(premise.unknown)}"
     usable = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
     supported = sum(a.label == SupportLabel.SUPPORTED for a in audits)
     answered = [a for a in audits if a.label in usable]

@@ -356,6 +356,17 @@ def test_the_planner_returns_a_plan_with_usage(fake_openai, llm_client):
     assert "<question>\nWhich has better recall, BM25 or DPR?\n</question>" in fake_openai.chat_requests[0].text
 
 
+def test_the_planners_premise_is_its_plans_one_presupposition(fake_openai, llm_client):
+    # The schema asks for one premise; agent.types.Plan lists it as its only presupposition.
+    fake_openai.queue({"complexity": "simple", "needs": ["why MAX pooling"], "sub_queries": ["SBERT pooling"],
+                       "premise": "SBERT uses MAX pooling by default"})
+
+    plan = LLMPlanner(llm_client).plan("Why does SBERT use MAX pooling by default?")
+
+    assert plan.premise == "SBERT uses MAX pooling by default"
+    assert plan.premises == ["SBERT uses MAX pooling by default"]
+
+
 def test_the_planner_drops_needs_that_state_guessed_values(fake_openai, llm_client):
     question = ("Compare the number of layers and the model dimension d_model of the base Transformer with those "
                 "of the big Transformer")

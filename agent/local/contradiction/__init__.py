@@ -18,7 +18,11 @@ than a word list fitted to a benchmark:
   the claim's names, with a different name between them that is no alias of it ("fetches
   results from the Google API" against "... from the Bing API"), about the same subject;
 - opposites of direction and degree (increase/decrease, higher/lower; agent.local.text), in
-  the claim word's own slot: next to a word that stands next to it in the claim.
+  the claim word's own slot: next to a word that stands next to it in the claim;
+- orderings reversed: a comparison the other way round ("A is faster than B" / "B is faster
+  than A"), a ranking the other way round whatever words rank ("A was preferred over B" /
+  "A performs worse than B"), a verdict moved to another place in a sequence ("best in the
+  middle" / "best at the beginning or end", "degrades in the middle").
 
 Negation scope ignores "not only", "not just", "if not", "no matter" (they add or hedge).
 Modules by topic: negation (scope, negated clauses), alternatives (instead-of frames),
@@ -37,7 +41,10 @@ from agent.local.contradiction.opposites import (
     antonym_in_slot,
     direction,
     direction_clash,
+    moved_position,
+    rankings,
     reversed_comparison,
+    reversed_ranking,
 )
 from agent.local.contradiction.quantities import number_substitution, spell_digits
 from agent.local.contradiction.slots import siblings, slot_filler, term_substitution, value_substitution
@@ -45,7 +52,8 @@ from agent.local.contradiction.terms import content, name_stems, titled_stems
 
 __all__ = [
     "acronym_of", "alias", "alternatives", "antonym_in_slot", "chooses_rejected", "contradiction_cue", "direction",
-    "direction_clash", "negated_stems", "number_substitution", "reversed_comparison", "siblings",
+    "direction_clash", "moved_position", "negated_stems", "number_substitution", "rankings", "reversed_comparison",
+    "reversed_ranking", "siblings",
     "slot_filler", "spell_digits", "term_substitution", "value_substitution",
 ]
 
@@ -84,7 +92,9 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
         return "negation"
     if number_substitution(claim, sentence):
         return "number"
-    if reversed_comparison(claim, sentence):
+    # A ranking reversed, whatever words rank ("A was preferred over B" / "A is worse than
+    # B"), or a verdict moved to another place ("best in the middle" / "best at the end").
+    if reversed_comparison(claim, sentence) or reversed_ranking(claim, sentence) or moved_position(claim, sentence):
         return "order"
     if sibling_map and term_substitution(claim, sentence, sibling_map, context=context):
         return "substitution"

@@ -39,6 +39,57 @@ def reversed_comparison(claim: str, sentence: str) -> bool:
     return False
 
 
+
+# Words that rank one thing above another, with which side wins: "A outperforms B", "A is
+# better than B", "A was preferred over B" put A first; "A underperforms B", "A is worse
+# than B" put B first. General English, not a benchmark's wording.
+_RANKS = re.compile(
+    r"\b(?:(?P<up>better|superior|outperform(?:s|ed|ing)?|beat(?:s|ing)?|surpass(?:es|ed|ing)?|"
+    r"preferred|prefer(?:s|ring)?|favou?red|chosen|chose|selected)"
+    r"|(?P<down>worse|inferior|underperform(?:s|ed|ing)?|lag(?:s|ged)?\s+behind|trail(?:s|ed)?))"
+    r"(?:\s+(?:than|to|over|against))?\s+(?P<after>[^,;:()?.]+)", re.IGNORECASE)
+# "A was chosen over B" ranks A first, "we chose A" ranks nothing: only "over" ("preferred
+# to" too) after a verb of choice makes it a ranking.
+_CHOICE = re.compile(r"^(?:preferred|prefer\w*|favou?red|chosen|chose|selected)$", re.IGNORECASE)
+
+
+def rankings(text: str) -> list[tuple[set[str], set[str]]]:
+    """(what is ranked first, what second) of each ranking in the text, as stems of the
+    clause before the ranking word (its last four content words) and of what follows it
+    (the first three): "MAX performs worse than MEAN" -> ({mean}, {max, perform})."""
+    out = []
+    for m in _RANKS.finditer(text):
+        word = (m.group("up") or m.group("down")).lower()
+        joiner = text[m.end(1) if m.group("up") else m.end(2): m.start("after")].strip().lower()
+        # "A was chosen over B" ranks; "chosen to maximise accuracy" is a purpose, and only
+        # "preferred to" ranks with "to".
+        if _CHOICE.match(word) and not (joiner == "over" or (joiner == "to" and word.startswith("prefer"))):
+            continue
+        before = CLAUSE_END.split(text[: m.start()])[-1]
+        first = set(content(before)[-4:])
+        second = set(content(m.group("after"))[:3])
+        first |= {stem(p) for w in words(before)[-6:] if "-" in w for p in w.split("-") if len(p) > 1}
+        second |= {stem(p) for w in words(m.group("after"))[:4] if "-" in w for p in w.split("-") if len(p) > 1}
+        if m.group("down"):
+            first, second = second, first
+        out.append((first, second))
+    return out
+
+
+def reversed_ranking(claim: str, sentence: str) -> bool:
+    """The sentence ranks the claim's two sides the other way round, whatever words rank
+    them: "A was preferred over B" against "A performs worse than B" or "B outperforms A"."""
+    for win, lose in rankings(claim):
+        win, lose = win - lose, lose - win
+        if not win or not lose:
+            continue
+        for s_win, s_lose in rankings(sentence):
+            s_win, s_lose = s_win - s_lose, s_lose - s_win
+            # A word on the same side in both ("on receipts") is the shared setting.
+            if (win & s_lose) - s_win and (lose & s_win) - s_lose:
+                return True
+    return False
+
 # General English words of direction (more / less of something, for better / for worse),
 # as stems. Not a list of opposite pairs: any word of one side against any of the other.
 # What a clash of direction is worth is fitted (agent.local.entailment), not assumed.
@@ -105,5 +156,55 @@ def antonym_in_slot(claim: str, sentence: str) -> bool:
         if not opposite or w in sent_frames or opposite & claim_frames.keys():
             continue
         if any(near & sent_frames[o] for o in opposite & sent_frames.keys()):
+            return True
+    return False
+
+
+# Where in a sequence something sits (the input, a ranking, a document): start, middle or
+# end, as the noun after "at/in/near/toward the" or before "of". Lower case only: "Lost in
+# the Middle" is a title, not a position.
+_POSITION = re.compile(r"\b(?:at|in|near|towards?|to|from)\s+the\s+(?:very\s+)?(?P<a>beginning|start|front|top|middle|"
+                       r"cent(?:er|re)|end|back|bottom)\b|\b(?P<b>beginning|start|middle|end)\s+of\b")
+_PLACE = {"beginning": "start", "start": "start", "front": "start", "top": "start", "middle": "middle",
+          "center": "middle", "centre": "middle", "end": "end", "back": "end", "bottom": "end"}
+# Superlatives and verbs of doing well or badly that direction() does not count.
+_BEST = frozenset(stem(w) for w in ["best", "highest", "strongest", "optimal", "peak", "excel"])
+_WORST = frozenset(stem(w) for w in ["worst", "lowest", "weakest", "poorest", "poorly", "struggle", "suffer"])
+_SPLIT_CLAUSE = re.compile(r"[;:()]|,\s+(?:and|but|while|whereas)\b|\b(?:but|while|whereas|although)\b")
+
+
+def _placed(text: str) -> list[tuple[frozenset[str], int]]:
+    """(positions named, how it goes there: +1 well, -1 badly) for each clause of the text
+    that names a position and says how well something does."""
+    out = []
+    for part in _SPLIT_CLAUSE.split(text):
+        places = frozenset(_PLACE[m.group("a") or m.group("b")] for m in _POSITION.finditer(part))
+        if not places:
+            continue
+        ws = {stem(w) for w in words(part)}
+        how = direction(part) or ((len(ws & _BEST) > len(ws & _WORST)) - (len(ws & _WORST) > len(ws & _BEST)))
+        if how:
+            out.append((places, how))
+    return out
+
+
+def moved_position(claim: str, sentence: str) -> bool:
+    """The sentence says where something does well or badly, and it is not where the claim
+    says: "X does best when the passage is in the middle" against "X does best at the
+    beginning or end" (the same verdict elsewhere) or "X degrades in the middle" (the
+    opposite verdict there). The sentence must not also give the claim's verdict at the
+    claim's place, and must share two other content words with the claim (what does well)."""
+    claimed = _placed(claim)
+    said = _placed(sentence)
+    if not claimed or not said:
+        return False
+    rest = set(content(_POSITION.sub(" ", claim))) & set(content(_POSITION.sub(" ", sentence)))
+    if len(rest) < 2:
+        return False
+    for places, how in claimed:
+        if any(how == s_how and places & s_places for s_places, s_how in said):
+            continue
+        if any((how == s_how and not places & s_places) or (how == -s_how and places <= s_places)
+               for s_places, s_how in said):
             return True
     return False

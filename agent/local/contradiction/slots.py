@@ -38,6 +38,9 @@ def siblings(texts: Iterable[str]) -> dict[str, set[str]]:
     return out
 
 
+_PRONOUN_LED = re.compile(r"\s*(?:it|they|this|these|its|their|he|she)\b", re.IGNORECASE)
+
+
 def term_substitution(claim: str, sentence: str, sibling_map: dict[str, set[str]], *,
                       context: str = "") -> bool:
     """The sentence states the claim's relation with a sibling of one of its terms in its
@@ -54,11 +57,16 @@ def term_substitution(claim: str, sentence: str, sibling_map: dict[str, set[str]
     values = set(anchor_terms(claim))
     # A claim begins with its subject: a capitalised first word is a name too ("Peak ...").
     first = re.match(r"\s*([A-Z][\w\-]+)", claim)
+    subject = next(iter(anchor_terms(claim)), "")
     if first and first.group(1).lower() not in STOPWORDS:
-        values.add(stem(first.group(1).lower()))
+        subject = stem(first.group(1).lower())
+        values.add(subject)
+    # A sentence that opens with a pronoun ("It outperforms ANCE ...") may be about the
+    # claim's subject itself (its first name): its siblings there stand in another slot.
+    pronoun_led = bool(_PRONOUN_LED.match(sentence))
     for term in (claim_terms - sent) & values - titled_stems(claim):
         rivals = (sibling_map.get(term, set()) & sent) - claim_terms
-        if not rivals:
+        if not rivals or (pronoun_led and term == subject):
             continue
         rest = claim_terms - {term}
         if rest and len(rest & bag) / len(rest) >= 0.6:

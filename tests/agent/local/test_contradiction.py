@@ -111,6 +111,39 @@ def test_the_cue_names_how_a_sentence_disagrees(claim, sentence, cue):
     assert contradiction_cue(claim, sentence) == cue
 
 
+@pytest.mark.parametrize(
+    "claim, sentence, cue",
+    [
+        # A ranking the other way round, whatever words rank the two sides.
+        ("greedy decoding was preferred over beam search",
+         "On long receipts, greedy decoding performs clearly worse than beam search.", "order"),
+        ("Harbor outperforms Quill on scanned invoices", "Quill outperforms Harbor on scanned invoices.", "order"),
+        ("Harbor outperforms Quill on scanned invoices",
+         "On scanned invoices Harbor is inferior to Quill by four points.", "order"),
+        # The same ranking in other words, or a ranking of other things, denies nothing.
+        ("Harbor outperforms Quill on scanned invoices", "Harbor is better than Quill on scanned invoices.", ""),
+        ("Harbor outperforms Quill on scanned invoices", "Quill outperforms Osprey on scanned invoices.", ""),
+        ("greedy decoding was preferred over beam search", "We chose greedy decoding because it is fast.", ""),
+        ("greedy decoding was preferred over beam search",
+         "Beam search was chosen to keep greedy decoding errors out of the totals.", ""),
+        ("greedy decoding was preferred to beam search", "Beam search was preferred to greedy decoding.", "order"),
+        # A verdict moved to another place in a sequence: the same verdict elsewhere, or the
+        # opposite verdict at the claim's place.
+        ("the tagger does best when the vendor name sits at the end of the receipt",
+         "The tagger does best when the vendor name appears at the start of the receipt.", "order"),
+        ("the tagger does best when the vendor name sits at the end of the receipt",
+         "Accuracy of the tagger drops when the vendor name sits at the end of the receipt.", "order"),
+        ("the tagger does best when the vendor name sits at the end of the receipt",
+         "The tagger does best when the vendor name sits at the end or the start of the receipt.", ""),
+        # A position about another thing is no verdict.
+        ("Osprey reads totals best at the end of the receipt",
+         "We print the page number at the start of the receipt.", ""),
+    ],
+)
+def test_an_ordering_reversed_is_a_contradiction(claim, sentence, cue):
+    assert contradiction_cue(claim, sentence) == cue
+
+
 def test_a_listed_alternative_in_the_same_relation_is_a_substitution():
     # The collection itself lists the alternatives: "average-mode" and "peak-mode" are siblings.
     chunk = ("We compare two aggregation modes: the average of all readings (average-mode) "
@@ -124,6 +157,17 @@ def test_a_listed_alternative_in_the_same_relation_is_a_substitution():
     # Without evidence that the two are alternatives, a missing word proves nothing.
     assert contradiction_cue("Peak aggregation is the default aggregation mode of Thermo",
                              "The default aggregation mode is average.") == ""
+
+
+def test_a_sibling_after_a_pronoun_standing_for_the_subject_is_no_substitution():
+    # "It" may be Harbor itself: Quill and Osprey are what it is compared with, not its rivals
+    # in the subject's place.
+    sibling_map = siblings(["We compare Harbor, Quill and Osprey on faded receipts."])
+    claim = "the Harbor tagger reaches some accuracy on faded receipts"
+    assert contradiction_cue(claim, "It outperforms Quill and Osprey on faded receipts by four points.",
+                             sibling_map=sibling_map, context="Harbor tagger accuracy") == ""
+    assert contradiction_cue(claim, "Quill reaches the best accuracy on faded receipts.",
+                             sibling_map=sibling_map, context="Harbor tagger") == "substitution"
 
 
 def test_negation_scope_ends_at_the_clause():

@@ -118,11 +118,9 @@ def test_a_true_premise_worded_differently_is_not_corrected(embed):
     assert audit.verdict != Verdict.FALSE_PREMISE
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a common noun substituted in the same relation (a position, an engine) has no surface cue, and the "
-    "SciFact calibration claims give the same-relation-different-filler feature almost no weight: their "
-    "supporting rationales paraphrase into the slot as often as contradicting ones replace it"))
 def test_a_substituted_position_is_a_false_premise(embed):
+    # A verdict ("best") moved to another place in a sequence is a cue of its own
+    # (agent.local.contradiction.opposites.moved_position); another engine still is not.
     sources = [make_source(51, "Readers recall facts best when the key passage comes at the start or the end of "
                                "the input, and worst when it sits in between.", title="Where readers look")]
     audit = _audit(embed, "Why do readers recall facts best when the key passage is in the middle of the input?",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.local.planner import RulePlanner, asked_noun, clarification, presupposition
+from agent.local.planner import RulePlanner, asked_noun, asked_nouns, clarification, presupposition
+from agent.types import Plan
 
 
 @pytest.mark.parametrize(
@@ -102,6 +103,37 @@ def test_a_relative_clause_is_a_presupposition(question, premise):
     assert RulePlanner().plan(question).premise == premise
 
 
+@pytest.mark.parametrize(
+    "question, premises",
+    [
+        # A stated claim and what the question after it presupposes are both checked.
+        ("Harbor splits receipts into lines by default. Why was line splitting preferred over word splitting?",
+         ["Harbor splits receipts into lines by default", "line splitting preferred over word splitting"]),
+        # Each clause of a two-part question presupposes its own.
+        ("Which tokenizer does Quill use, and why did Lumen drop the page footers?",
+         ["Quill use tokenizer", "Lumen drop the page footers"]),
+        # A relative clause inside the question presupposes what it says as well.
+        ("Why does Quill, which uses eight tokenizers, split receipts into lines?",
+         ["Quill split receipts into lines", "Quill uses eight tokenizers"]),
+        # One presupposition stays one.
+        ("Why does Lumen fetch its web results from the Google API?",
+         ["Lumen fetch its web results from the Google API"]),
+        ("Does Lumen fetch its web results from the Google API?", []),
+    ],
+)
+def test_every_presupposition_of_the_question_is_listed(question, premises):
+    plan = RulePlanner().plan(question)
+    assert plan.premises == premises
+    assert plan.premise == (premises[0] if premises else "")
+
+
+def test_a_plan_with_one_premise_lists_it():
+    # An LLM planner or a stored plan step sets `premise` only.
+    assert Plan(sub_queries=["q"], premise="Lumen uses T5").premises == ["Lumen uses T5"]
+    assert Plan(sub_queries=["q"], premises=["A holds", "B holds"]).premise == "A holds"
+    assert Plan(sub_queries=["q"]).premises == []
+
+
 def test_a_question_after_a_comma_is_not_a_relative_clause():
     assert presupposition("Quill and Lumen both parse receipts, which is faster?") == ""
 
@@ -124,3 +156,8 @@ def test_a_presupposition_inside_a_possessive():
 )
 def test_the_asked_noun_is_the_kind_of_thing_the_question_asks_for(question, noun):
     assert asked_noun(question) == noun
+
+
+def test_every_clause_names_its_asked_noun():
+    assert asked_nouns("Harbor tags receipts. What does it measure, and what value did Quill reach?") == "value"
+    assert asked_nouns("How many GPUs were used by Lumen, and which optimizer did Quill use?") == "GPUs optimizer"

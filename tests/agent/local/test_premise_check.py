@@ -180,3 +180,70 @@ def test_not_only_confirms_rather_than_denies(pipeline):
     audit, _ = pipeline("How does Osprey tag handwritten receipts with vendor names?", OSPREY)
     assert audit.verdict != Verdict.FALSE_PREMISE
     assert audit.premise.confirmed
+
+
+HARBOR_TITLE = "Harbor: tagging scanned receipts"
+HARBOR = [
+    make_source(121, "Harbor reads scanned receipts and extracts the vendor name and the total of each one.",
+                title=HARBOR_TITLE, document_id=12),
+    make_source(122, "We compared two ways of splitting the receipt text before tagging. Line splitting performed "
+                     "clearly worse than word splitting on every test set of faded receipts.",
+                title=HARBOR_TITLE, document_id=12),
+    make_source(123, "Harbor finds the total most easily when it is printed in bold. Harbor's accuracy on totals "
+                     "is highest when the amount is printed at the end of the receipt, and it degrades for "
+                     "amounts placed in the middle of the page.",
+                title=HARBOR_TITLE, document_id=12),
+    make_source(124, "Harbor 2 reads receipts of up to forty lines. Earlier taggers handled receipts of "
+                     "ten lines at most.",
+                title=HARBOR_TITLE, document_id=12),
+]
+
+
+def test_a_presupposition_of_the_question_after_a_stated_claim_is_checked_too(pipeline):
+    # The stated claim is neither said nor denied; the question's own presupposition (line
+    # splitting was preferred) is ranked the other way round by a sentence of the paper.
+    audit, answer = pipeline("Harbor splits receipts into lines by default. "
+                             "Why was line splitting preferred over word splitting?", HARBOR)
+    assert audit.verdict == Verdict.FALSE_PREMISE and "order" in audit.premise.reason
+    assert audit.premise.premise == "line splitting preferred over word splitting"
+    assert answer.outcome == Outcome.FALSE_PREMISE
+    assert answer.citations[0].chunk_id == 122 and "worse than word splitting" in answer.citations[0].quote
+
+
+def test_a_verdict_placed_elsewhere_in_the_sequence_corrects_the_premise(pipeline):
+    audit, answer = pipeline("Since Harbor reads totals best when the total sits in the middle of the receipt, "
+                             "how should receipts be cropped?", HARBOR)
+    assert audit.verdict == Verdict.FALSE_PREMISE and "order" in audit.premise.reason
+    assert answer.citations[0].chunk_id == 123
+
+
+def test_a_version_no_passage_mentions_is_refused_not_corrected(pipeline):
+    # Harbor 2 is in the collection, Harbor 3.1 is not: a sentence denying something of other
+    # taggers says nothing about it, and neither does one about Harbor 2.
+    audit, answer = pipeline("How many lines does Harbor 3.1 support, and how did its authors raise the limit?",
+                             HARBOR)
+    assert audit.premise.unknown == ["Harbor 3.1"]
+    assert audit.verdict == Verdict.INSUFFICIENT_REFUSE
+    assert answer.outcome == Outcome.REFUSAL
+
+
+def test_a_version_the_passages_mention_is_answered(pipeline):
+    audit, _ = pipeline("How many lines does Harbor 2 support?", HARBOR)
+    assert audit.premise.unknown == []
+    assert audit.verdict != Verdict.INSUFFICIENT_REFUSE
+
+
+def test_a_clause_that_only_asks_for_a_value_is_not_corrected_by_a_sentence_about_its_subject(pipeline):
+    # "what value did the Quill tagger have" presupposes only that it has one; "It
+    # outperforms Osprey and Lumen" (It: Quill) names Quill's siblings in another slot.
+    sources = [
+        make_source(131, "We compare three taggers, Quill, Osprey and Lumen, on faded receipts with the line "
+                         "score, the share of receipt lines tagged without error.", title="Tagging faded receipts",
+                    document_id=13),
+        make_source(132, "The Quill tagger reaches a line score of 71.2 on faded receipts. It outperforms Osprey "
+                         "and Lumen on faded receipts by four points.", title="Tagging faded receipts",
+                    document_id=13),
+    ]
+    audit, _ = pipeline("The paper reports a line score for faded receipts. What does it measure, and what value "
+                        "did the Quill tagger have?", sources)
+    assert audit.verdict != Verdict.FALSE_PREMISE
