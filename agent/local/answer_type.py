@@ -47,7 +47,7 @@ class Need:
 # authors caution that .... What did Sentence-BERT measure ...?").
 _CLAUSE = re.compile(r"[,;:]\s+|[.?!]\s+")
 _QUANTITY = r"(?:number|percentage|percent|fraction|share|proportion|ratio|amount|count)"
-_NOUN = r"(?:[\w\-\./']+\s+){0,5}?[\w\-\./']+"
+_NOUN = r"(?:[\w\-\./'@]+\s+){0,5}?[\w\-\./'@]+"
 
 
 def need_of(question: str) -> Need:
@@ -111,10 +111,10 @@ def _clause_need(low: str) -> Need | None:
     # word after "which" ("which tokenizer gave ...").
     for n in (3, 2, 1, 0) if low.startswith("which ") else ():
         if not n:
-            m = re.match(r"^which\s+(?P<noun>[\w\-\./']+)", low)
+            m = re.match(r"^which\s+(?P<noun>[\w\-\./'@]+)", low)
             return Need("number" if m and m.group("noun") in _NUMBER_NOUNS else "name",
                         content_terms(m.group("noun")) if m else [])
-        m = re.match(rf"^which\s+(?P<noun>(?:[\w\-\./']+\s+){{{n - 1}}}[\w\-\./']+)\s+\w+(?:ed|[^s]s)\b", low)
+        m = re.match(rf"^which\s+(?P<noun>(?:[\w\-\./'@]+\s+){{{n - 1}}}[\w\-\./'@]+)\s+\w+(?:ed|[^s]s)\b", low)
         if m:
             kind = "number" if set(m.group("noun").split()) & _NUMBER_NOUNS else "name"
             return Need(kind, content_terms(m.group("noun")))

@@ -71,3 +71,13 @@ def test_a_yes_no_question_after_a_lead_in_is_decided_on_its_asking_clause():
     assert asking_clause(question) == "does Quillfeather drop 20% of the words?"
     assert polarity(question, "Quillfeather drops 20% of the words at random during training.") == "yes"
     assert polarity(question, "Quillfeather never drops words; it masks 20% of them instead.") in ("no", "")
+
+
+@pytest.mark.parametrize("question, focus", [
+    ("Which MRR@10 value does the distilled ranker reach on the dev set?", "mrr@10"),
+    ("Which Recall@100 score did Quill get on the receipts?", "recall@100"),
+])
+def test_a_metric_at_a_cutoff_is_a_number_need_focused_on_the_metric(question, focus):
+    # "@" belongs to the metric's name; the need was read as "which hole ..." (a name).
+    need = need_of(question)
+    assert need.kind == "number" and focus in need.focus
