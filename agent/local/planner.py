@@ -339,8 +339,7 @@ def _needs(asks: list[str], statements: list[str]) -> list[str]:
     """Each asking clause of the question as a need of its own (at most three): a clause that
     comes after the first carries what the question said before it. Its lead-in ("In X, ...")
     comes along; "it"/"its" become the name it refers to when the question named exactly one
-    thing before; a clause that names nothing said before is situated by that one name.
-    A statement is context only: it is the premise, never a need."""
+    thing before; a clause that names nothing said before is situated by that one name."""
     needs: list[str] = []
     said = " ".join(statements)
     for ask in asks:
@@ -356,6 +355,13 @@ def _needs(asks: list[str], statements: list[str]) -> list[str]:
                                                           situate=bool(n)))
             said = _clean(f"{said} {clause}")
     return list(dict.fromkeys(needs))[:3]
+
+
+def _confirmation(statement: str) -> str:
+    """ "X does Y." -> "Is it true that X does Y?": a statement asked as a yes/no need."""
+    first, _, rest = _clean(statement).rstrip(".").partition(" ")
+    first = first.lower() if first.lower() in STOPWORDS else first
+    return f"Is it true that {first} {rest}?"
 
 
 def _coordinated(clause: str) -> list[str]:
@@ -425,9 +431,13 @@ class RulePlanner:
             facts = [_side_need(side, q, topic) for side in (a, b)]
             return Plan(complexity=Complexity.COMPARISON, facts=facts, sub_queries=subs, premise="")
 
-        # Each asking clause is a need; a statement before the question is context, not a need.
-        facts = _needs(asks, statements) or [q]
+        # Each asking clause is a need, with what the question said before it. A statement
+        # before the question is asked too, as a yes/no need: it often names the document
+        # the answer must also cite (the bridge of a multi-hop question).
         context = " ".join(statements)
+        facts = _needs(asks, statements) or [q]
+        if statements:
+            facts = [_confirmation(context), *facts][:3]
         if len(facts) == 1 and not statements:
             return Plan(complexity=Complexity.SIMPLE, facts=facts, sub_queries=[q], premise=premise)
         subs: list[str] = []

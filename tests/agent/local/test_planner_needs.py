@@ -13,10 +13,12 @@ def facts(question: str) -> list[str]:
     return RulePlanner().plan(question).facts
 
 
-def test_a_statement_before_the_question_is_context_not_a_need():
+def test_a_statement_before_the_question_is_asked_too_and_gives_the_question_its_subject():
     plan = RulePlanner().plan("Osprey indexes receipts by vendor name. How many vendors does its index hold?")
-    assert plan.facts == ["How many vendors does Osprey's index hold?"]
-    # The statement is still the premise to check and a sub-query to search.
+    # The statement is a yes/no need (its evidence is part of the answer), never a bare statement.
+    assert plan.facts == ["Is it true that Osprey indexes receipts by vendor name?",
+                          "How many vendors does Osprey's index hold?"]
+    # It is still the premise to check and a sub-query to search.
     assert plan.premise == "Osprey indexes receipts by vendor name"
     assert plan.sub_queries[0] == "Osprey indexes receipts by vendor name."
 
