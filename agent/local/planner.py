@@ -4,7 +4,8 @@
    premise the question takes for granted ("BEIR includes a docT5query baseline. How...").
 2. A comparison ("X and Y both ...", "between X and Y", "X vs Y", "compare X with Y",
    "Did each of them ...: X and Y") yields one sub-query per side, each with the shared topic.
-3. Otherwise each interrogative clause ("..., and how ...?") becomes a fact and a sub-query.
+3. Otherwise each asking clause ("..., and how ...?") becomes a need (a fact that asks) and a
+   sub-query, carrying the subject the question named before it (`_needs`).
 4. Every question presupposes something, whatever its form, and that is the premise the
    auditor checks: "Why/How/When does X do Y?" presupposes X does Y; "What/Which N does X
    do?" presupposes X does some N; "Who invented X?" that someone invented X; "Since X,
