@@ -4,7 +4,8 @@
    premise the question takes for granted ("BEIR includes a docT5query baseline. How...").
 2. A comparison ("X and Y both ...", "between X and Y", "X vs Y", "compare X with Y",
    "Did each of them ...: X and Y") yields one sub-query per side, each with the shared topic.
-3. Otherwise each interrogative clause ("..., and how ...?") becomes a fact and a sub-query.
+3. Otherwise each asking clause ("..., and how ...?") becomes a need (a fact that asks) and a
+   sub-query, carrying the subject the question named before it (`_needs`).
 4. Every question presupposes something, whatever its form, and that is the premise the
    auditor checks: "Why/How/When does X do Y?" presupposes X does Y; "What/Which N does X
    do?" presupposes X does some N; "Who invented X?" that someone invented X; "Since X,
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from agent.local.text import anchor_terms, content_terms
+from agent.local.text import STOPWORDS, anchor_terms, content_terms
 from agent.types import Complexity, Plan
 
 _WH = r"(?:what|how|which|who|whom|when|where|why|did|does|do|is|are|was|were|can|could|has|have)"
@@ -303,6 +304,127 @@ def clarification(question: str) -> str:
     return ""
 
 
+# Needs: every fact the planner hands the auditor is a question with an answer type.
+# "What A and B does X do?" asks two things of the same clause.
+_COORDINATED = re.compile(
+    rf"^(?P<wh>what|which|how\s+many|how\s+much)\s+(?!{_AUX}\b)(?P<a>(?:[\w\-]+\s+){{0,3}}?[\w\-]+)\s+and\s+"
+    rf"(?P<b>(?:[\w\-]+\s+){{0,3}}?[\w\-]+)\s+(?P<rest>{_AUX}\s+.+)$", re.IGNORECASE)
+# "..., and roughly what share ...?", "..., and on which datasets ...?": a clause of its own.
+_NEED_SPLIT = re.compile(rf",?\s+and\s+(?:\w+ly\s+)?(?=(?:(?:in|on|at|for|from|with|by|to|under|out\s+of)\s+)?{_WH}\b)"
+                         r"|;\s+", re.IGNORECASE)
+# "..., and how?": a question word alone asks it of the clause before.
+_BARE_WH = re.compile(r"^(?P<wh>how|why|when|where)(?:\s+so)?\??$", re.IGNORECASE)
+_ASKED_OF = re.compile(rf"^(?:what|which)\s+(?P<noun>.+?)\s+(?P<aux>{_AUX})\s+(?P<body>.+)$", re.IGNORECASE)
+# The dimension a comparison is asked along: "differ in Z", "compare on Z", "differ with respect to Z".
+_DIMENSION = re.compile(r"\b(?:differ|compare|contrast)s?\s+(?:in|on|by|with\s+respect\s+to|in\s+terms\s+of)\s+"
+                        r"(?P<dim>[^?.;]+)", re.IGNORECASE)
+# What a clause says before it asks: "In X, ...", "When building X, ...", "According to X, ...".
+_LEAD_IN = re.compile(rf"^(?P<lead>[^,?]+),\s+(?={_WH}\b)", re.IGNORECASE)
+_NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w\-\.@/]*(?:'s)?")
+_QUOTED = re.compile(r"(?<!\w)['\u2018\"\u201c](?P<term>[^'\u2019\"\u201d]{3,80})['\u2019\"\u201d](?!\w)")
+# "it"/"its" as a reference, not the empty subject of "is it true that", "it is possible to".
+_IT = re.compile(r"\b(?P<it>it|its)\b(?!\s+(?:(?:is|was|would\s+be)\s+)?(?:true|possible|likely|necessary|known|clear|"
+                 r"important|the\s+case)\b)", re.IGNORECASE)
+
+
+def _names(text: str) -> list[str]:
+    """The names of a text, each a run of name words ("InstructRetro 43B", "XOR-TyDi QA"): a
+    word with a capital after its first letter or a digit, or a capitalised word (at the start
+    of a sentence, one that is no function word: a statement starts with its subject); and
+    the terms it quotes ("the 'restrictive statement'")."""
+    out: dict[str, None] = {}
+    for sentence in _SENTENCES.split(text):
+        run: list[str] = []
+        for m in _NAME_TOKEN.finditer(sentence):
+            token = m.group(0).rstrip(".")
+            bare = token.removesuffix("'s")
+            name = bare.lower() not in STOPWORDS and (any(c.isdigit() or c.isupper() for c in bare[1:])
+                                                     or (bare[:1].isupper() and len(bare) > 2))
+            if name:
+                run.append(bare)
+            if run and (not name or token != bare or (m.end() < len(sentence) and sentence[m.end()] in ",;:?")):
+                out.setdefault(" ".join(run), None)
+                run = []
+        if run:
+            out.setdefault(" ".join(run), None)
+    for m in _QUOTED.finditer(text):
+        out.setdefault(m.group("term").strip(), None)
+    return list(out)
+
+
+def _needs(asks: list[str], statements: list[str]) -> list[str]:
+    """Each asking clause of the question as a need of its own (at most three): a clause that
+    comes after the first carries what the question said before it. Its lead-in ("In X, ...")
+    comes along; "it"/"its" become the name it refers to when the question named exactly one
+    thing before; a clause that names nothing said before is situated by that one name."""
+    needs: list[str] = []
+    said = " ".join(statements)
+    for ask in asks:
+        clauses = [_clean(c) for c in _NEED_SPLIT.split(ask) if _clean(c)]
+        lead = _LEAD_IN.match(clauses[0]) if clauses else None
+        for n, clause in enumerate(clauses):
+            bare = _BARE_WH.match(clause)
+            if bare and n:
+                clause = _elided(bare.group("wh"), clauses[n - 1])
+            for part in _coordinated(clause):
+                # The first clause after a statement only resolves "it": the statement is a sub-query.
+                needs.append(part if not said else _carry(part, said, lead.group("lead") if lead and n else "",
+                                                          situate=bool(n)))
+            said = _clean(f"{said} {clause}")
+    return list(dict.fromkeys(needs))[:3]
+
+
+def _confirmation(statement: str) -> str:
+    """ "X does Y." -> "Is it true that X does Y?": a statement asked as a yes/no need."""
+    first, _, rest = _clean(statement).rstrip(".").partition(" ")
+    first = first.lower() if first.lower() in STOPWORDS else first
+    return f"Is it true that {first} {rest}?"
+
+
+def _coordinated(clause: str) -> list[str]:
+    """ "What A and B does X do?" -> "What A does X do?", "What B does X do?"."""
+    m = _COORDINATED.match(clause)
+    if not m:
+        return [clause]
+    return [_clean(f"{m.group('wh')} {m.group(side)} {m.group('rest')}") for side in ("a", "b")]
+
+
+def _elided(wh: str, before: str) -> str:
+    """ "What N does X do, and how?" -> "how does X do the N?" (the clause before, asked with `wh`)."""
+    m = _ASKED_OF.match(before.rstrip("?"))
+    if m:
+        return _clean(f"{wh.lower()} {m.group('aux').lower()} {m.group('body')} the {m.group('noun')}?")
+    stated = presupposition(before)
+    return f"{wh.lower()} is it that {stated}?" if stated else f"{wh.lower()}: {before}"
+
+
+def _side_need(side: str, question: str, topic: str) -> str:
+    """One side of a comparison as a need: "How do X and Y differ in who decides?" -> "In X, who
+    decides?"; "... differ in index size?" -> "In X, what is the index size?"; the side and the
+    shared topic when the question names no dimension."""
+    m = _DIMENSION.search(question)
+    if not m:
+        return _clean(f"{side}: {topic}")
+    dim = _clean(m.group("dim"))
+    if not re.match(rf"^{_WH}\b", dim, re.IGNORECASE):
+        dim = "what is the " + re.sub(r"^the\s+", "", dim, flags=re.IGNORECASE)
+    return f"In {side}, {dim}?"
+
+
+def _carry(clause: str, said: str, lead: str, *, situate: bool = True) -> str:
+    """The clause with what the question said before it (see _needs)."""
+    names = _names(said)
+    if len(names) == 1 and _IT.search(clause):
+        name = names[0]
+        return _IT.sub(lambda m: name if m.group("it").lower() == "it" else f"{name}'s", clause)
+    if lead:
+        return f"{lead}, {clause[0].lower()}{clause[1:]}"
+    own = {t for n in _names(clause) for t in content_terms(n)}
+    if situate and len(names) == 1 and not own & set(content_terms(names[0])):
+        return f"In {names[0]}, {clause[0].lower()}{clause[1:]}"
+    return clause
+
+
 class RulePlanner:
     def plan(self, question: str) -> Plan:
         q = _clean(question)
@@ -323,15 +445,16 @@ class RulePlanner:
                 continue
             topic = _topic(q, drop=f"{a} {b}")
             subs = [_clean(f"{a} {topic}"), _clean(f"{b} {topic}")]
-            facts = [_clean(f"{a}: {topic}"), _clean(f"{b}: {topic}")]
+            facts = [_side_need(side, q, topic) for side in (a, b)]
             return Plan(complexity=Complexity.COMPARISON, facts=facts, sub_queries=subs, premise="")
 
-        # Each interrogative clause is a fact; the declarative context rides along with the first.
-        clauses: list[str] = []
-        for ask in asks:
-            clauses.extend(_clean(c) for c in _CLAUSE_SPLIT.split(ask) if _clean(c))
-        facts = clauses[:3] if clauses else [q]
+        # Each asking clause is a need, with what the question said before it. A statement
+        # before the question is asked too, as a yes/no need: it often names the document
+        # the answer must also cite (the bridge of a multi-hop question).
         context = " ".join(statements)
+        facts = _needs(asks, statements) or [q]
+        if statements:
+            facts = [_confirmation(context), *facts][:3]
         if len(facts) == 1 and not statements:
             return Plan(complexity=Complexity.SIMPLE, facts=facts, sub_queries=[q], premises=premises)
         subs: list[str] = []
@@ -340,9 +463,8 @@ class RulePlanner:
             subs.append(_clean(context))
             subs.append(_clean(" ".join(asks)))
         else:
+            # Each later clause as the asker put it: a search needs no carried context.
             subs.append(q)
-            subs.extend(facts[1:])
+            subs.extend(_clean(c) for a in asks for c in _CLAUSE_SPLIT.split(a)[1:] if _clean(c))
         subs = list(dict.fromkeys(subs))[:3]
-        if statements:
-            facts = [_clean(context), *facts]
-        return Plan(complexity=Complexity.MULTI_PART, facts=facts[:3], sub_queries=subs, premises=premises)
+        return Plan(complexity=Complexity.MULTI_PART, facts=facts, sub_queries=subs, premises=premises)

@@ -203,7 +203,11 @@ def test_the_reformulator_searches_the_unanswered_part_with_the_question_subject
     from agent.local.reformulator import KeywordReformulator
 
     question = "How is Harrowgate trained, and who annotated the manifests?"
+    # The second part without its subject, as a planner may give it (the rule planner now
+    # writes "In Harrowgate, who annotated the manifests?", which the on-topic training
+    # sentence answers by the model's lights: see the expected failure above).
     plan = RulePlanner().plan(question)
+    plan = plan.model_copy(update={"facts": [plan.facts[0], "who annotated the manifests?"]})
     # A stricter threshold than the shipped one, so the second part is unanswered (see the
     # expected failure above) and the reformulator has something to search.
     strict = AuditorParams(need_min=0.35, need_partial_min=0.35)
