@@ -52,6 +52,15 @@ def _draft_sentences(claims: Sequence[ClaimOut], by_number: dict[int, Candidate]
 NOT_ANSWERING = "its quote is not a sentence the offline auditor would answer the question with"
 
 
+# The need model the gate was calibrated with (bench/verifier_false_drops.py --gate, on the
+# devbench calibration half: 15 of 16 gold sentences kept at need_min 0.2). The auditor's own
+# model has since gained `miss_and_gap` and need_min 0.3, chosen for refusing whole questions;
+# as a gate over sentences a model already chose it set aside right answers ("a margin ranking
+# loss" for "which loss function"), so the gate keeps its model until it is re-calibrated.
+GATE_NEED_MODEL = {"need_features": ("best_logit", "support"), "need_weights": (0.619, 3.2922),
+                   "need_bias": -0.6589, "need_min": 0.2, "need_partial_min": 0.2}
+
+
 def local_answer_quotes(question: str, needs: Sequence[str], sources: Sequence[Source], *,
                         embed: Any = None, need_min: float | None = None) -> set[str]:
     """The sentences (normalised) the local auditor would take as answering one of the needs:
@@ -64,7 +73,9 @@ def local_answer_quotes(question: str, needs: Sequence[str], sources: Sequence[S
     from agent.local.auditor import AuditorParams, LocalAuditor
 
     plan = Plan(facts=list(needs), sub_queries=[question])
-    params = AuditorParams() if need_min is None else replace(AuditorParams(), need_min=need_min)
+    params = replace(AuditorParams(), **GATE_NEED_MODEL)
+    if need_min is not None:
+        params = replace(params, need_min=need_min, need_partial_min=need_min)
     return {normalise(q) for q in LocalAuditor(embed=embed, params=params).answering_quotes(question, plan,
                                                                                             list(sources))}
 
