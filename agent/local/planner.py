@@ -40,6 +40,9 @@ _COMPARISONS = [
     re.compile(r"^(?P<pre>.*?):\s+(?P<a>[^:]+?)\s+and\s+(?P<b>(?:the\s+)?[^:.]+?)\.\s*(?P<rest>.*)$", re.IGNORECASE),
 ]
 _AUX = r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|should)"
+# "Compare the D of A with those of B": one dimension, asked of each side.
+_COMPARE_OF = re.compile(r"\bcompare\s+(?P<dim>.+)\s+of\s+(?P<a>.+?)\s+(?:with|to|against)\s+(?:that|those)\s+of\s+"
+                         r"(?P<b>.+?)\s*[?.!]*$", re.IGNORECASE)
 _SINCE_PREMISE = re.compile(r"^(?:since|given that|because|as|now that|seeing that|considering that)\s+(?P<body>[^,]+),",
                             re.IGNORECASE)
 # "After/Once X did Y, ..." presupposes that X did Y, when the clause names something and
@@ -141,7 +144,10 @@ def _side(text: str) -> str:
 
 
 def _is_question(sentence: str) -> bool:
-    return sentence.rstrip().endswith("?") or bool(re.match(rf"^{_WH}\b", sentence, re.IGNORECASE))
+    """An asking sentence: a question, or a request ("Compare A with B.", "List the ..."),
+    which asks as much as a question and claims nothing."""
+    return (sentence.rstrip().endswith("?") or bool(re.match(rf"^{_WH}\b", sentence, re.IGNORECASE))
+            or bool(_IMPERATIVE.match(sentence.strip())))
 
 
 def _topic(text: str, drop: str = "") -> str:
@@ -435,6 +441,13 @@ class RulePlanner:
         clarify = clarification(q)
         if clarify:
             return Plan(complexity=Complexity.SIMPLE, facts=[q], sub_queries=[q], premise="", clarify=clarify)
+
+        m = _COMPARE_OF.search(q)
+        if m:
+            dim = re.sub(r"^the\s+", "", _clean(m.group("dim")), flags=re.IGNORECASE)
+            a, b = _side(m.group("a")), _side(m.group("b"))
+            return Plan(complexity=Complexity.COMPARISON, facts=[f"What is the {dim} of {side}?" for side in (a, b)],
+                        sub_queries=[_clean(f"{dim} {side}") for side in (a, b)], premise="")
 
         for pattern in _COMPARISONS:
             m = pattern.search(q)

@@ -624,8 +624,8 @@ def test_the_planner_leaves_simple_and_split_questions_to_the_rule_planner(fake_
 
     simple = planner.plan("What is the default value of b in BM25?")
     split = planner.plan("How do BM25 and DPR differ in recall?")
-    # The rules cannot split "X of A with those of B": the model plans it.
-    unsplit = planner.plan("Compare the number of layers of the base model with those of the big model")
+    # A part the rules leave pointing back ("that number in the big model"): the model plans it.
+    unsplit = planner.plan("Compare the number of layers of the base model with that number in the big model")
 
     assert simple.sub_queries == ["What is the default value of b in BM25?"] and simple.usage.calls == 0
     assert len(split.facts) == 2 and split.usage.calls == 0

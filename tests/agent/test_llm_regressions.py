@@ -129,9 +129,12 @@ def _reader_model(body: dict) -> Reply:
         if width:
             answer.append({"text": "All sub-layers and embedding layers produce outputs of dimension dmodel = 512.",
                            "sentences": [width]})
-        return Reply(content={"needs": [{"need": 1, "sentences": [layers] if layers else []},
-                                        {"need": 2, "sentences": [width] if width else []},
-                                        {"need": 3, "sentences": []}],
+        # Per need of the prompt: the base model's needs get the sentences that state its
+        # values; the big model's values are only in Table 3's rows, which are not prose.
+        needs = re.findall(r"^(\d+)\. (.+)$", _prompt(body).split("<needs>", 1)[-1].split("</needs>", 1)[0], re.M)
+        found = [s for s in (layers, width) if s]
+        return Reply(content={"needs": [{"need": int(n), "sentences": found if "big" not in need.lower() else []}
+                                        for n, need in needs],
                               "premise": {"contradicted": False, "sentence": 0}, "answer": answer})
     return grounded_responder(body)
 

@@ -82,3 +82,18 @@ def test_a_part_after_an_adverb_or_a_preposition_is_a_need_of_its_own(question, 
 ])
 def test_every_need_has_an_answer_type(question):
     assert all(need_of(f).kind != "other" for f in facts(question)), facts(question)
+
+
+def test_a_request_is_an_ask_not_a_claim_to_confirm():
+    # "Describe ..." is asked, not stated: no "Is it true that Describe ...?" need; what it
+    # presupposes is its embedded clause, not the request itself.
+    plan = RulePlanner().plan("Describe how Osprey splits a receipt into fields.")
+    assert plan.facts == ["Describe how Osprey splits a receipt into fields."]
+    assert plan.premise == "Osprey splits a receipt into fields"
+
+
+def test_compare_a_dimension_of_one_thing_with_that_of_another_asks_it_of_each():
+    plan = RulePlanner().plan("Compare the index size and the latency of Osprey-small with those of Osprey-large.")
+    assert plan.facts == ["What is the index size and the latency of Osprey-small?",
+                          "What is the index size and the latency of Osprey-large?"]
+    assert plan.premise == ""
