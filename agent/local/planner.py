@@ -109,8 +109,8 @@ _PARTICIPLE = re.compile(
     r"thrown|given|taken|chosen|written|driven|broken|spoken|proven|frozen)$", re.IGNORECASE)
 _BE = frozenset({"is", "are", "was", "were"})
 # "What does X measure/mean/stand for?" asks for a definition, as "What is X?" does: it
-# presupposes only X.
-_DEFINITION = re.compile(rf"^what\s+(?:{_AUX})\s+.+\s+(?:measure|mean|stand\s+for|refer\s+to|denote|represent)$",
+# presupposes only X. (In the past, "What did the authors measure?" asks what was measured.)
+_DEFINITION = re.compile(r"^what\s+(?:does|do)\s+.+\s+(?:measure|mean|stand\s+for|refer\s+to|denote|represent)$",
                          re.IGNORECASE)
 # "What did X invent" -> "X invent (something)".
 _WHAT_AUX = re.compile(r"^(?:what|whom|who)\s+(?P<aux>do|does|did|has|have|had)\s+(?P<body>.+?)\??$",

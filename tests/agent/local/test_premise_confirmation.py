@@ -58,6 +58,8 @@ def test_what_a_named_score_measures_presupposes_only_the_score():
     # As "What is X?": a definition question takes only X for granted.
     assert presupposition("What does the P@3x score reported by Quill measure?") == ""
     assert RulePlanner().plan("What does the P@3x score reported by Quill mean?").premise == ""
+    # In the past it asks what was measured, which presupposes that something was.
+    assert presupposition("What did the Quill authors measure?") == "the Quill authors measure"
 
 
 def _candidate(quote: str, title: str = TITLE) -> Candidate:
