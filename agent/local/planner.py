@@ -104,6 +104,17 @@ _RESTRICTIVE = re.compile(
 _WHAT_NOUN_AUX = re.compile(
     rf"^(?:what|which)\s+(?P<noun>(?:[\w\-]+\s+){{0,3}}?[\w\-]+)\s+(?P<aux>{_AUX})\s+(?P<body>.+?)\??$",
     re.IGNORECASE)
+# A verb form that follows "is/was" in a passive ("used", "trained", "run", "paid"): the
+# regular -ed/-en forms and the common irregular ones (general English, no domain word).
+_PARTICIPLE = re.compile(
+    r"^(?:\w+[^e\W]ed|run|set|put|cut|split|read|paid|made|held|kept|sent|spent|found|built|done|won|led|fed|"
+    r"met|left|lost|meant|said|told|sold|brought|bought|taught|thought|caught|shown|known|seen|grown|drawn|"
+    r"thrown|given|taken|chosen|written|driven|broken|spoken|proven|frozen)$", re.IGNORECASE)
+_BE = frozenset({"is", "are", "was", "were"})
+# "What does X measure/mean/stand for?" asks for a definition, as "What is X?" does: it
+# presupposes only X. (In the past, "What did the authors measure?" asks what was measured.)
+_DEFINITION = re.compile(r"^what\s+(?:does|do)\s+.+\s+(?:measure|mean|stand\s+for|refer\s+to|denote|represent)$",
+                         re.IGNORECASE)
 # "What did X invent" -> "X invent (something)".
 _WHAT_AUX = re.compile(r"^(?:what|whom|who)\s+(?P<aux>do|does|did|has|have|had)\s+(?P<body>.+?)\??$",
                        re.IGNORECASE)
@@ -276,10 +287,12 @@ def _main_presupposition(q: str) -> str:
             return ""
         return _clean(f"{body} {noun}" if noun else body)
     m = _WHAT_NOUN_AUX.match(q)
-    if m and m.group("noun").lower() not in {"is", "are", "was", "were"}:
-        if m.group("aux").lower() in {"is", "are", "was", "were"} and len(m.group("body").split()) <= 2:
+    if m and m.group("noun").lower() not in _BE:
+        if m.group("aux").lower() in _BE and len(m.group("body").split()) <= 2:
             return ""  # "What size is it?": nothing presupposed beyond the subject
-        return _clean(f"{m.group('body')} {m.group('noun')}")
+        return _existential(m.group("noun"), m.group("aux"), m.group("body"))
+    if _DEFINITION.match(q):
+        return ""
     m = _WHAT_AUX.match(q)
     if m:
         return _clean(m.group("body"))
@@ -290,6 +303,22 @@ def _main_presupposition(q: str) -> str:
     if not re.match(rf"^{_WH}\b", q, re.IGNORECASE) and not _IMPERATIVE.match(q) and _IN_SITU.search(q):
         return _clean(_IN_SITU.sub("", q))
     return ""
+
+
+def _existential(noun: str, aux: str, body: str) -> str:
+    """What "What/Which N <aux> <body>?" presupposes, as a readable claim that some N exists:
+    "What temperature is used to scale X?" -> "some temperature is used to scale X" (the N is
+    the subject); "Which GPU were the experiments run on?" -> "the experiments were run on
+    some GPU" (the passive keeps its "were"); otherwise the body and the noun ("What dropout
+    rate do they use?" -> "they use dropout rate"), where the verb's place is not known."""
+    words = body.split()
+    if aux.lower() in _BE:
+        if _PARTICIPLE.match(words[0]):
+            return _clean(f"some {noun} {aux.lower()} {body}")
+        verb = next((i for i in range(len(words) - 1, 0, -1) if _PARTICIPLE.match(words[i])), 0)
+        if verb:
+            return _clean(f"{' '.join(words[:verb])} {aux.lower()} {' '.join(words[verb:])} some {noun}")
+    return _clean(f"{body} {noun}")
 
 
 def clarification(question: str) -> str:

@@ -275,7 +275,9 @@ def _asserts(premise: str, cand: Candidate) -> bool:
     wanted_names = {a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)} | {_subject(premise)} - {""}
     if wanted_names:
         own = set(anchor_terms(cand.quote))
-        others = {h for h in own if not any(alias(h, n) for n in wanted_names)}
+        # A number names nothing else ("the project required 1,400 hours" is still about
+        # the project its title names): only another name makes the sentence about another subject.
+        others = {h for h in own if not _is_number(h) and not any(alias(h, n) for n in wanted_names)}
         names_there = own if others else own | set(anchor_terms(cand.context))
         terms_there = cand.terms if others else cand.terms | term_set(cand.context)
         if not all(n in terms_there or any(alias(n, h) for h in names_there) for n in wanted_names):
@@ -297,3 +299,37 @@ def _weighted_share(terms: list[str], cand: Candidate, idf: dict[str, float]) ->
     around = term_set(cand.context)
     held = sum(idf.get(t, 0.0) * (1.0 if t in cand.terms else 0.5 if t in around else 0.0) for t in terms)
     return held / total
+
+
+def _is_number(term: str) -> bool:
+    """A term of digits and punctuation only ("1", "400", "0.01"): a value, not a name."""
+    return bool(re.fullmatch(r"[\d.,]+", term))
+
+
+def answer_confirms(premise: str, asked: str, cand: Candidate, document_terms: set[str]) -> bool:
+    """Whether the sentence that answers a one-need question also states what the question
+    presupposes: an answer fills the slot the presupposition leaves open ("the experiments
+    were run on an RTX-3090 GPU" states that they were run on some GPU). It must name the
+    asked noun itself (`asked`: "GPU", "annotation hours"; a question that asks for no noun
+    has nothing this can check), hold every number of the premise and half of its relation
+    words (with the sentence before), and come from a document holding each of the premise's
+    names (the names the sentence adds are the answer, so a title or the document lends the
+    subject, which _asserts lends only to a sentence naming nothing else)."""
+    from agent.local.contradiction import spell_digits
+    from agent.local.text import numbers
+
+    noun = content_terms(asked)
+    if not premise or not noun or coverage(noun, cand.terms) < 1.0:
+        return False
+    around = cand.terms | term_set(cand.context)
+    wanted = numbers(spell_digits(premise))
+    if wanted and not wanted <= numbers(spell_digits(f"{cand.quote} {cand.context}")):
+        return False
+    names = {a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)} - set(noun)
+    held = around | document_terms
+    near = anchor_terms(f"{cand.quote} {cand.context}")
+    if not all(n in held or any(alias(n, h) for h in near) for n in names):
+        return False
+    relation = [t for t in content_terms(premise) if t not in names and t not in noun
+                and not any(c.isdigit() for c in t)]
+    return not relation or coverage(relation, around) >= 0.5
