@@ -65,8 +65,9 @@ def test_a_failing_llm_ends_the_run_failed_with_the_reason(openai_settings, fake
     assert run.error.startswith("The language model gave no usable answer")
     assert reason in run.error
     # Bounded by the call budget (3 s), never a hang: the replies would hold it 150 s. The
-    # margin is for the local roles' own work on a loaded machine (11 s seen under load 10).
-    assert elapsed < 20.0
+    # margin is for the local roles' own work on a loaded machine (34 s seen with six other
+    # test and benchmark processes on the two cores), still well short of the 150 s hang.
+    assert elapsed < 75.0
     assert run.config["backend"] == "openai"
 
 
