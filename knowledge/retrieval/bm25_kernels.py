@@ -1,9 +1,9 @@
 """The compiled kernels of knowledge.retrieval.bm25 and their per-thread working arrays.
 
 `kernels()` returns the two walks over a BM25Index's term-major arrays: `matching` (every
-chunk holding a query term, scored from the float64 weights) and `top` (impacts
-(8-bit) walked rare terms first with MaxScore skipping, then the chunks near the k-th best rescored
-exactly); bm25.py's module docstring and docs/retrieval.md say what they compute. numba is
+chunk holding a query term, scored from the float64 weights) and `top` (8-bit
+impacts walked rare terms first with MaxScore skipping, then the chunks near the k-th best
+rescored exactly); bm25.py's module docstring and docs/retrieval.md say what they compute. numba is
 imported and the kernels compiled on first use (cached on disk after that), so importing
 this module stays cheap.
 """
