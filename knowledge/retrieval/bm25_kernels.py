@@ -23,6 +23,9 @@ NO_MASK = np.zeros(0, dtype=np.uint8)
 MAX_QUERY_TERMS = 30_000
 # What a binary search of a posting list costs, in postings walked (a rough guess).
 _LOOKUP_COST = 32
+# What selecting the best of the touched chunks costs, a chunk, in postings walked (a guess:
+# with it, 1.4% fewer instructions than trying whenever m <= left[i], docs/benchmarks.md).
+_SELECT_COST = 4
 # When most chunks were touched, `top` samples every _SAMPLE_STRIDE-th chunk's impact sum first.
 _SAMPLE_STRIDE = 32
 
@@ -207,7 +210,7 @@ def kernels():
             # touched ones only those whose partial sum plus that reaches theta can: the
             # remaining terms are looked up for them instead of walked. Tried while the
             # selection and lookups cost less than the walk they may save.
-            if tracking and i > 0 and k <= m <= left[i]:
+            if tracking and i > 0 and k <= m and m * _SELECT_COST <= left[i]:
                 for x in range(m):
                     values[x] = acc[touched[x]]
                 best = kth_largest(values, m, k)
