@@ -1,9 +1,9 @@
 """The compiled kernels of knowledge.retrieval.bm25 and their per-thread working arrays.
 
 `kernels()` returns the two walks over a BM25Index's term-major arrays: `matching` (every
-chunk holding a query term, scored from the float64 weights) and `top` (16-bit impacts
-walked rare terms first with MaxScore skipping, then the chunks near the k-th best rescored
-exactly); bm25.py's module docstring and docs/retrieval.md say what they compute. numba is
+chunk holding a query term, scored from the float64 weights) and `top` (8-bit
+impacts walked rare terms first with MaxScore skipping, then the chunks near the k-th best
+rescored exactly); bm25.py's module docstring and docs/retrieval.md say what they compute. numba is
 imported and the kernels compiled on first use (cached on disk after that), so importing
 this module stays cheap.
 """
@@ -23,6 +23,11 @@ NO_MASK = np.zeros(0, dtype=np.uint8)
 MAX_QUERY_TERMS = 30_000
 # What a binary search of a posting list costs, in postings walked (a rough guess).
 _LOOKUP_COST = 32
+# What selecting the best of the touched chunks costs, a chunk, in postings walked (a guess:
+# with it, 1.4% fewer instructions than trying whenever m <= left[i], docs/benchmarks.md).
+_SELECT_COST = 4
+# When most chunks were touched, `top` samples every _SAMPLE_STRIDE-th chunk's impact sum first.
+_SAMPLE_STRIDE = 32
 
 
 def top_scratch(n: int) -> AbstractContextManager[tuple[np.ndarray, ...]]:
@@ -44,7 +49,7 @@ def heap_push():
     """The compiled min-heap insertion `push(heap, size, k, v)` (also used by the dense scan)."""
     from numba import njit
 
-    @njit(cache=True, nogil=True)
+    @njit(cache=True, nogil=True, inline="always")
     def push(heap, size, k, v):
         """Keep the k largest values in a min-heap (heap[0] the smallest kept); returns the size."""
         if size == k:
@@ -205,7 +210,7 @@ def kernels():
             # touched ones only those whose partial sum plus that reaches theta can: the
             # remaining terms are looked up for them instead of walked. Tried while the
             # selection and lookups cost less than the walk they may save.
-            if tracking and i > 0 and k <= m <= left[i]:
+            if tracking and i > 0 and k <= m and m * _SELECT_COST <= left[i]:
                 for x in range(m):
                     values[x] = acc[touched[x]]
                 best = kth_largest(values, m, k)
@@ -243,6 +248,14 @@ def kernels():
                 tracking = False
             for b in range(skip_ptr[t], skip_ptr[t + 1]):
                 p0, nb, w, d, o = block(skip_ptr, skip_doc, skip_off, t, b, lo, hi)
+                if w == 1 and not tracking and not filtered:
+                    # Most postings: one-byte gaps, nothing to record (the loop without
+                    # those tests is about twice as fast).
+                    acc[d] += c * impacts[p0]
+                    for x in range(1, nb):
+                        d += np.int64(gaps[o + x - 1])
+                        acc[d] += c * impacts[p0 + x]
+                    continue
                 for x in range(nb):
                     if x > 0:
                         d += read(gaps, o, w)
@@ -313,23 +326,39 @@ def kernels():
                     n_near += 1
                 acc[d] = 0
         else:
-            # Most chunks touched: one pass over all of them, keeping those that may still
-            # be near the final k-th best (the heap's smallest only grows), and resetting them.
-            for d in range(n):
-                q = acc[d]
-                if q != 0:
-                    acc[d] = 0
-                    size = push(heap, size, k, q)
-                    if size < k or q >= heap[0] - 2 * slack:
-                        touched[n_near] = d
-                        values[n_near] = q
-                        n_near += 1
-            kept = 0
-            for x in range(n_near):
-                if values[x] >= heap[0] - 2 * slack:
-                    touched[kept] = touched[x]
-                    kept += 1
-            n_near = kept
+            # Most chunks touched: every chunk is read. The k-th best of every 32nd chunk's
+            # sum is at most the k-th best of all (a subset's k best are among the whole's),
+            # so the chunks within 2 x slack of the final k-th best are all at or above
+            # `floor`: a block of 64 chunks whose largest sum (a vectorised reduction) is
+            # below it is skipped. The few kept are then cut at the exact k-th best.
+            n_sample = 0
+            for d in range(0, n, _SAMPLE_STRIDE):
+                values[n_sample] = acc[d]
+                n_sample += 1
+            floor = 1
+            if n_sample >= k:
+                floor = max(np.int64(kth_largest(values, n_sample, k)) - 2 * slack, 1)
+            for a in range(0, n, 64):
+                b = min(a + 64, n)
+                largest = acc[a]
+                for d in range(a + 1, b):
+                    largest = max(largest, acc[d])
+                if largest >= floor:
+                    for d in range(a, b):
+                        if acc[d] >= floor:
+                            touched[n_near] = d
+                            values[n_near] = acc[d]
+                            n_near += 1
+            acc[:] = 0
+            if n_near > k:
+                for x in range(n_near):
+                    size = push(heap, size, k, values[x])
+                kept = 0
+                for x in range(n_near):
+                    if values[x] >= heap[0] - 2 * slack:
+                        touched[kept] = touched[x]
+                        kept += 1
+                n_near = kept
         # Where the near chunks' weights are (their exact scores need them: `finish`), term
         # by term in summing order; -1 where a chunk does not hold the term.
         near = np.sort(touched[:n_near]).astype(np.int64)

@@ -86,7 +86,12 @@ def _encoder():
 
 @cache
 def codec():
-    """The compiled (block, read, seek, find) over (indptr, skip_ptr, skip_doc, skip_off, gaps)."""
+    """The compiled (block, read, seek, find) over (indptr, skip_ptr, skip_doc, skip_off, gaps).
+
+    All inlined into their callers: a call of a compiled function passing arrays costs two
+    atomic reference-count updates per array, and `block` is called every 64 postings (with
+    `push` not inlined either, they took about a quarter of `top`'s time at 100k chunks,
+    docs/benchmarks.md)."""
     from numba import njit
 
     @njit(cache=True, nogil=True, inline="always")
@@ -94,7 +99,7 @@ def codec():
         """Bytes a gap of block b (n postings)."""
         return (skip_off[b + 1] - skip_off[b]) // max(n - 1, 1)
 
-    @njit(cache=True, nogil=True)
+    @njit(cache=True, nogil=True, inline="always")
     def block(skip_ptr, skip_doc, skip_off, t, b, lo, hi):
         """(its first position, its size, bytes a gap, its first chunk id, its first gap's
         byte) of block b of term t, whose postings are lo .. hi."""
@@ -112,7 +117,7 @@ def codec():
             v |= np.int64(gaps[o + j]) << (8 * j)
         return v
 
-    @njit(cache=True, nogil=True)
+    @njit(cache=True, nogil=True, inline="always")
     def seek(indptr, skip_ptr, skip_doc, skip_off, gaps, t, lo, d):
         """(p, chunk id at p): the first position p >= lo of term t's list holding chunk d or
         a later one, (indptr[t + 1], -1) if none. Cheap when called with d increasing and lo
@@ -148,7 +153,7 @@ def codec():
             o += w
         return p, doc
 
-    @njit(cache=True, nogil=True)
+    @njit(cache=True, nogil=True, inline="always")
     def find(indptr, skip_ptr, skip_doc, skip_off, gaps, t, d):
         """The position of chunk d in term t's list, or -1."""
         p, doc = seek(indptr, skip_ptr, skip_doc, skip_off, gaps, t, indptr[t], d)
