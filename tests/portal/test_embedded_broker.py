@@ -15,7 +15,9 @@ from portal.celery import WholeMessageFilesystemTransport
 def connection(tmp_path):
     folder = tmp_path / "broker"
     folder.mkdir()
-    options = {"data_folder_in": str(folder), "data_folder_out": str(folder), "polling_interval": 0.05}
+    # Every folder in tmp_path: kombu's control folder defaults to ./control, in the checkout.
+    options = {"data_folder_in": str(folder), "data_folder_out": str(folder), "polling_interval": 0.05,
+               "control_folder": str(tmp_path / "control"), "processed_folder": str(tmp_path / "processed")}
     with Connection(transport=WholeMessageFilesystemTransport, transport_options=options) as conn:
         yield conn
 
