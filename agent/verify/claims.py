@@ -11,7 +11,7 @@ from agent.local.text import stem
 _NUM = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|percent\b|[kKMB]\b)?"
 )
-_SPELLED = {w: i for i, w in enumerate(
+SPELLED = {w: i for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
 _SCALE = {"k": Decimal(1000), "K": Decimal(1000), "M": Decimal(10) ** 6, "B": Decimal(10) ** 9}
 
@@ -37,13 +37,13 @@ def quantities(text: str, *, spelled: bool = True) -> list[Quantity]:
         out.append(Quantity(value.normalize(), unit in ("%", "percent"), m.group(0).strip()))
     if spelled:
         for w in re.findall(r"[A-Za-z]+", text):
-            if w.lower() in _SPELLED and w.lower() not in ("one", "zero"):
+            if w.lower() in SPELLED and w.lower() not in ("one", "zero"):
                 # "one" is a pronoun as often as a number ("the one that...").
-                out.append(Quantity(Decimal(_SPELLED[w.lower()]), False, w))
+                out.append(Quantity(Decimal(SPELLED[w.lower()]), False, w))
     return out
 
 
-def _same_quantity(a: Quantity, b: Quantity) -> bool:
+def same_quantity(a: Quantity, b: Quantity) -> bool:
     if a.value == b.value and a.percent == b.percent:
         return True
     if a.value == b.value:
@@ -59,7 +59,7 @@ def _same_quantity(a: Quantity, b: Quantity) -> bool:
 def missing_numbers(sentence: str, evidence: str, *, allowed: str = "") -> list[str]:
     """Numbers the sentence states that neither the evidence nor `allowed` holds."""
     have = quantities(evidence) + quantities(allowed)
-    return [q.text for q in quantities(sentence) if not any(_same_quantity(q, h) for h in have)]
+    return [q.text for q in quantities(sentence) if not any(same_quantity(q, h) for h in have)]
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_/.]*[A-Za-z0-9]|[A-Za-z0-9]")

@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.verify.claims import _NOT_NAMES, Quantity, _name_forms, _same_quantity, quantities
+from agent.verify.claims import _NOT_NAMES, Quantity, _name_forms, quantities, same_quantity
 
 # A number token first (so "1,000" and "14.4%" stay whole), then words and identifiers
 # ("Hole@10", "TAS-B", "d_model", "BM25+CE"), then the punctuation that structures a clause.
@@ -242,9 +242,9 @@ def mispaired_numbers(sentence: str, quotes: Sequence[str]) -> list[str]:
     problems: list[str] = []
     for name, q in _attachments(sentence, [n for n, _ in quoted]):
         own = [v for n, v in quoted if _same_name(n, name)]
-        if not own or any(_same_quantity(q, v) for v in own):
+        if not own or any(same_quantity(q, v) for v in own):
             continue
-        others = sorted({n for n, v in quoted if not _same_name(n, name) and _same_quantity(q, v)})
+        others = sorted({n for n, v in quoted if not _same_name(n, name) and same_quantity(q, v)})
         if others:
             problems.append(f"{q.text} for {name}, which its quote gives for {', '.join(others)} "
                             f"({name}: {', '.join(v.text for v in own)})")

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.local.text import stem
-from agent.verify.claims import _SPELLED, Quantity, _same_quantity, quantities
+from agent.verify.claims import SPELLED, Quantity, quantities, same_quantity
 
 VALUE, START, END, TARGET, DELTA, BOUND = "value", "start", "end", "target", "delta", "bound"
 
@@ -103,7 +103,7 @@ def _tokens(text: str) -> list[_Tok]:
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup or "sym"
         raw = m.group()
-        if kind == "word" and raw.lower() in _SPELLED and raw.lower() not in ("one", "zero"):
+        if kind == "word" and raw.lower() in SPELLED and raw.lower() not in ("one", "zero"):
             kind = "num"
         out.append(_Tok(kind, raw))
     return out
@@ -247,7 +247,7 @@ def _role_conflict(s: Slot, q: Slot, sentence_numbers: Sequence[Quantity]) -> st
     if {s.role, q.role} <= {VALUE, TARGET}:
         return ""
     if s.role in (VALUE, TARGET) and q.role in (START, END):
-        if q.partner is not None and any(_same_quantity(q.partner, n) for n in sentence_numbers):
+        if q.partner is not None and any(same_quantity(q.partner, n) for n in sentence_numbers):
             return ""  # the sentence states the range, in its own words
         return f"one end of a range ({'from' if q.role == START else 'to'} {s.quantity.text})"
     if DELTA in (s.role, q.role):
@@ -292,7 +292,7 @@ def misslotted_numbers(sentence: str, quotes: Sequence[str], *, checks: Sequence
              "noun": lambda s, q: _noun_conflict(s, q, sentence_words, quote_words)}
     problems: list[str] = []
     for s in said:
-        same = [q for q in quoted if _same_quantity(s.quantity, q.quantity)]
+        same = [q for q in quoted if same_quantity(s.quantity, q.quantity)]
         if not same:
             continue
         for check in checks:
