@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from django.db import close_old_connections, connection
 
-from agent.local.embed import EmbedFn, get_embed
+from agent.local.embed import EmbedFn, get_embed, local_space
 from agent.types import Source, Usage
 from knowledge.models import Chunk, Collection
 
@@ -178,7 +178,7 @@ def portal_embed() -> EmbedFn:
     from knowledge.embeddings import get_embedder
 
     # The model loads on the first sentence embedded, not here: an LLM-backed run never needs it.
-    return get_embed(lambda texts: embed_with_cache(texts, embedder=get_embedder("local")))
+    return get_embed(lambda texts: embed_with_cache(texts, embedder=get_embedder("local")), local_space())
 
 
 class ThreadRetriever:

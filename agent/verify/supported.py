@@ -36,10 +36,9 @@ def default_embed() -> EmbedFn:
     global _default_embed
     with _embed_lock:
         if _default_embed is None:
-            from agent.local.embed import cached
-            from knowledge.embeddings import get_embedder
+            from agent.local.embed import get_embed
 
-            _default_embed = cached(get_embedder("local").embed)
+            _default_embed = get_embed()
         return _default_embed
 
 

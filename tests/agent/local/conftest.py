@@ -10,10 +10,9 @@ from agent.types import Source
 @pytest.fixture(scope="session")
 def embed():
     """The project's local sentence embedder, called directly (no EmbeddingCache, no database)."""
-    from agent.local.embed import cached
-    from knowledge.embeddings import get_embedder
+    from agent.local.embed import get_embed
 
-    return cached(get_embedder("local").embed)
+    return get_embed()
 
 
 def make_source(chunk_id: int, text: str, *, title: str = "A Study of Widget Parsers", document_id: int = 1,
