@@ -1,9 +1,15 @@
-"""Blind evaluation: the 24 questions of bench/blind/questions.jsonl, written without looking at
-devbench or the agent's rules, answered by chosen configurations with the local backend.
+"""Blind evaluation: the questions of bench/blind/questions.jsonl (or bench/blind2, --questions),
+written without looking at devbench or the agent's rules, answered by chosen configurations with the
+local backend.
 
     .venv/bin/python bench/blind_eval.py                          # agentic and hybrid, fresh ingest
     .venv/bin/python bench/blind_eval.py --configs agentic --keep # reuse var/bench-blind's index
     .venv/bin/python bench/blind_eval.py --out /tmp/blind.json
+    .venv/bin/python bench/blind_eval.py --keep --questions bench/blind2/questions.jsonl --split calibration
+
+A set whose questions carry a `split` (bench/blind2) can be asked one half at a time: fit on
+`--split calibration`, report on `--split test`. With `--split all` every question is asked and the
+figures are printed for the whole set and for each split.
 
 For reporting only: never tune a threshold, prompt or rule on these questions (bench/blind/README.md).
 
@@ -42,8 +48,14 @@ ANSWERED = ("ANSWER", "PARTIAL")
 HIT_MIN_CHARS = 30
 
 
-def load_questions(path: Path = QUESTIONS) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def load_questions(path: Path = QUESTIONS, split: str = "all") -> list[dict]:
+    """The set's questions; with a split other than "all", only those of that split (the set must have splits)."""
+    questions = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if split == "all":
+        return questions
+    if any("split" not in q for q in questions):
+        sys.exit(f"{path} has questions without a split: use --split all")
+    return [q for q in questions if q["split"] == split]
 
 
 def as_benchmark(questions: list[dict]) -> list[dict]:
@@ -74,8 +86,8 @@ def overlaps(quote: str, span: str) -> bool:
     return match.size >= min(HIT_MIN_CHARS, len(a), len(b))
 
 
-def summarise(config: str, rows: list[dict]) -> dict:
-    """The figures the brief asks for, from the per-run rows of one configuration."""
+def summarise(config: str, rows: list[dict], split: str = "all") -> dict:
+    """The figures the brief asks for, from the per-run rows of one configuration (and one split)."""
     from agent import benchmark as bm
 
     def count(pred, among) -> str:
@@ -88,7 +100,7 @@ def summarise(config: str, rows: list[dict]) -> dict:
     latencies = [r["latency_ms"] for r in rows if r["latency_ms"] is not None]
     p50 = bm.percentile(latencies, 50)
     return {
-        "config": config,
+        "config": config, "split": split, "questions": len(rows),
         "outcomes per category": {c: dict(n) for c, n in sorted(per_category.items())},
         "expected outcome met": count(lambda r: r["outcome"] == r["expected_outcome"], lambda r: True),
         "answerable refused": count(lambda r: r["outcome"] == "REFUSAL", lambda r: r["expected_outcome"] == "ANSWER"),
@@ -108,6 +120,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--configs", default="agentic,hybrid", help="comma-separated configuration names")
     parser.add_argument("--questions", default=str(QUESTIONS))
+    parser.add_argument("--split", default="all", choices=("calibration", "test", "all"),
+                        help="ask only one half of a set with splits (bench/blind2): fit on calibration, report on test")
     parser.add_argument("--var", default=str(common.ROOT / "var" / "bench-blind"), help="its database and index")
     parser.add_argument("--keep", action="store_true", help="reuse the database and index of an earlier run")
     parser.add_argument("--collection", default="blind",
@@ -118,7 +132,7 @@ def main() -> None:
                         help="with --keep: ingest nothing, ask only the questions whose papers are ready "
                              "(a partial measurement; the counts say how many were asked)")
     args = parser.parse_args()
-    questions = load_questions(Path(args.questions))
+    questions = load_questions(Path(args.questions), args.split)
     by_id = {q["question_id"]: q for q in questions}
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
 
@@ -169,6 +183,7 @@ def main() -> None:
         mine = cites.get(run.pk, [])
         rows.append({
             "config": run.config_name, "question_id": q["question_id"], "category": q["category"],
+            "split": q.get("split"),
             "question": q["question"], "expected_outcome": q["expected_outcome"],
             "outcome": rec.outcome if rec else bm.OUT_FAILED, "status": run.status, "answer": run.answer,
             "citations": [{"marker": c.marker, "document": c.chunk.document.original_name if c.chunk else c.document_title,
@@ -179,7 +194,10 @@ def main() -> None:
             "evidence_hit_chunk": bool(rec) and any(bm.citation_supports(c, rec.question) for c in rec.citations),
         })
     rows.sort(key=lambda r: (r["question_id"], order[r["config"]]))
-    summaries = [summarise(c, [r for r in rows if r["config"] == c]) for c in configs]
+    splits = sorted({r["split"] for r in rows if r["split"]}) if args.split == "all" else []
+    summaries = [summarise(c, [r for r in rows if r["config"] == c], args.split) for c in configs]
+    summaries += [summarise(c, [r for r in rows if r["config"] == c and r["split"] == s], s)
+                  for s in splits for c in configs]
     out = Path(args.out) if args.out else var / f"blind-results-{label}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"label": label, "configs": configs, "ingest_s": round(ingest_s),
