@@ -136,10 +136,18 @@ def run_rows(questions: list[dict], retriever_for) -> list[dict]:
     parameters) on `retriever_for(question)`, then per need of its final audit the
     sufficiency features (ALL_FEATURES, with premise_unconfirmed from that audit's premise
     check), whether a candidate holds a gold span (answerable questions) and the outcome.
-    One row per question: {"id", "set", "split", "expected", "outcome", "needs": [{"x", "gold"}]}."""
+    One row per question: {"id", "set", "split", "expected", "outcome", "verdict", "reason",
+    "sentences" (of the answer), "premise": {"text", "checked" (a sentence confirmed it before
+    any answer did), "answer_confirms" (the one need's best sentence states it, whatever its
+    probability), "contradicted", "unknown"}, "conflicts", "needs": [{"x", "gold", "fact",
+    "best" (its best sentence), "p" (P(answered) under the run's parameters)}]}: what a
+    recount at other thresholds needs (bench/calibrate_sufficiency.py) and what
+    --list prints."""
     from agent.benchmark.metrics import spans_covered
     from agent.configs import build_roles, get_config
-    from agent.local.candidates import candidates, plan_facts, terms_by_document
+    from agent.local.candidates import candidates, doc_key, plan_facts, terms_by_document
+    from agent.local.planner import asked_noun
+    from agent.local.premise_check import answer_confirms
     from agent.local.selection import candidate_idf
     from agent.local.sufficiency import ALL_FEATURES
     from agent.loop import AgentLoop
@@ -156,16 +164,31 @@ def run_rows(questions: list[dict], retriever_for) -> list[dict]:
         vecs = auditor._vectors(facts + [c.raw or c.quote for c in cands])
         doc_terms, idf = terms_by_document(sources), candidate_idf([c.terms for c in cands])
         premise = result.audit.premise if result.audit else None
+        by_answer = premise is not None and premise.reason == "the answering sentence states it"
+        checked = premise is None or not plan.premise or (premise.confirmed and not by_answer)
         unconfirmed = (len(facts) == 1 and bool(plan.premise) and premise is not None and not premise.contradicted
-                       and not premise.confirmed)
+                       and not checked)
         spans = q.get("required_evidence_spans") or []
-        needs = []
+        needs, confirms = [], False
         for fact, fvec in zip(facts, vecs[: len(facts)]):
             _, ranked = auditor._rank(fact, fvec, cands, vecs[len(facts):], sources, doc_terms, idf)
             x = auditor.need_features(ranked, fact, cands, ALL_FEATURES, unconfirmed=unconfirmed)
             gold = bool(spans) and any(spans_covered(spans, [cands[r[2].index].quote]) for r in ranked)
-            needs.append({"x": x, "gold": gold})
+            best = cands[ranked[0][2].index] if ranked else None
+            if best is not None and len(facts) == 1 and plan.premise:
+                confirms = answer_confirms(plan.premise, asked_noun(fact), best,
+                                           doc_terms[doc_key(sources[best.source_index])])
+            needs.append({"x": x, "gold": gold, "fact": fact, "best": best.quote if best else "",
+                          "p": auditor.need_probability(ranked, fact, cands, unconfirmed=unconfirmed)})
+        audit = result.audit
         rows.append({"id": q["question_id"], "set": q.get("set", "devbench"), "split": q["split"],
-                     "expected": q["expected_behavior"], "outcome": result.answer.outcome.value, "needs": needs})
+                     "expected": q["expected_behavior"], "outcome": result.answer.outcome.value,
+                     "question": q["question"], "verdict": audit.verdict.value if audit else "",
+                     "reason": audit.reason if audit else "", "sentences": len(result.answer.sentences),
+                     "conflicts": bool(audit and audit.conflicts),
+                     "premise": {"text": plan.premise, "checked": checked, "answer_confirms": confirms,
+                                 "contradicted": bool(premise and premise.contradicted),
+                                 "unknown": list(premise.unknown) if premise else []},
+                     "needs": needs})
         print(q["question_id"], result.answer.outcome.value, file=sys.stderr, flush=True)
     return rows

@@ -38,7 +38,7 @@ and 2 retries to count how often a retry changes the outcome.
 With --runs (the refit of the default model, one command):
 
     nice .venv/bin/python bench/calibrate_sufficiency.py --var var/bench-blind --collection blind --runs \
-        --cache var/refuse/runs
+        --cache var/refuse/runs --cv --list
 
 every question of both splits is run through the whole loop, QASPER-style questions
 (bench/qasper_style_questions.jsonl) on a collection holding only their paper
@@ -46,12 +46,21 @@ every question of both splits is run through the whole loop, QASPER-style questi
 rows are the needs of each run's final audit (bench/_sufficiency_rows.run_rows): a need of an
 answerable question one of whose candidates holds a gold span is answered, every need of an
 unanswerable or out-of-scope question is not (other needs of answerable questions are left
-out of the fit and kept for the outcome count). The features (--run-features) are fitted on
-the calibration half only, class-balanced; need_min is the grid point of lowest whole-run
-cost on the calibration half (each question's outcome recounted from its needs: all
-answered ANSWER, some PARTIAL, none REFUSAL), never one that answers an out-of-scope
-calibration question. Whenever the selection model (agent.local.selection) changes, rerun
-this command: the best logit is its output.
+out of the fit and kept for the outcome count). The features (--run-features, added to best
+logit and support; --fit offset keeps those two weights, joint refits them) are fitted on the
+calibration half only, class-balanced; --cv compares the models of CV_MODELS by their
+leave-one-question-out whole-run cost on the calibration half. need_min and
+premise_unconfirmed_min are the grid point of lowest whole-run cost on the calibration half
+(--choose goal: the most unanswerable questions refused with answerable ones refused within
+the issue's 2/30), each question's outcome recounted from its needs as agent.local.verdict
+takes it (all answered ANSWER, some PARTIAL, none REFUSAL; the premise as the run's check
+left it, an answering sentence that states it counting once its need is answered), never a
+point that answers an out-of-scope calibration question. The recount at the runs' own
+parameters must give their recorded outcomes (printed: recount_mismatches_at_run_parameters).
+"tradeoff" lists, at the chosen waiver, each need_min's calibration and held-out figures;
+--list prints each calibration run the chosen point gets wrong, with each need's P and
+features. Whenever the selection model (agent.local.selection) changes, rerun this command
+without the cache: the best logit is its output.
 
 Prints JSON: the fitted AuditorParams fields and every figure, labelled calibration or held out.
 """
@@ -222,28 +231,50 @@ def _loop_cost(outcomes: dict) -> float:
             + (1 - UNANSWERED_PRIOR) * COST_REFUSE_ANSWERED * refused / max(len(answerable), 1))
 
 
-# The --runs model: the default model's features keep their weights (AuditorParams), the
-# added ones are fitted on top of them (an offset), so a need the added features say nothing
-# about (0) keeps its probability.
-RUN_FEATURES = "miss_and_gap"
-RUN_GRID = [0.2, 0.25, 0.3, 0.35, 0.4]
+# The --runs model: with --fit offset (the default) the two-feature model's features keep
+# their weights (FORMER_BASE, fitted on SciFact and devbench rows) and the added ones are
+# fitted on top of them, so a need the added features say nothing about (0) keeps its
+# probability; with --fit joint every feature is fitted together on the whole runs' needs.
+# --cv compares both over several added sets (CV_MODELS); focus_miss on offset was the
+# cheapest with the fewest weights fitted on the runs (stop 26).
+RUN_FEATURES = "focus_miss"
+FORMER_BASE = (("best_logit", "support"), (0.619, 3.2922), -0.6589)
+RUN_GRID = [round(x / 100, 2) for x in range(10, 61, 5)]
 WAIVER_GRID = [0.6, 0.65, 0.7, 0.75, 0.8, 1.01]
+# The issue's bar for answerable questions (issue 14: "answerable refused <= 2/30").
+ANSWERABLE_REFUSED_MAX = 2 / 30
+ANSWERED = ("ANSWER", "PARTIAL")
 
 
 def _run_outcome(row: dict, probs: list[float], need_min: float, waiver: float) -> str:
     """A run's outcome recounted from its needs' probabilities as agent.local.verdict takes
-    it: all answered ANSWER, some PARTIAL, none REFUSAL; a one-need question whose premise
-    no sentence confirmed is answered (PARTIAL) only at P >= `waiver`; a FALSE_PREMISE
-    stays one."""
+    it: all answered ANSWER, some PARTIAL, none REFUSAL. The premise: a FALSE_PREMISE or
+    CLARIFY stays one, a versioned name no passage mentions refuses; a premise a sentence
+    confirmed holds, one the one need's best sentence states (premise_check.answer_confirms)
+    holds when that need is answered; a one-need question whose premise stays unconfirmed is
+    answered (PARTIAL) only at P >= `waiver`."""
     from agent.local.sufficiency import ALL_FEATURES
 
-    if row["outcome"] == "FALSE_PREMISE":
-        return "FALSE_PREMISE"
+    if row["outcome"] in ("FALSE_PREMISE", "CLARIFY"):
+        return row["outcome"]
     said = [p >= need_min for p in probs]
-    first = row["needs"][0]["x"] if row["needs"] else None
-    if len(probs) == 1 and first is not None and first[ALL_FEATURES.index("premise_unconfirmed")]:
-        return "PARTIAL" if said[0] and probs[0] >= waiver else "REFUSAL"
-    return "ANSWER" if said and all(said) else "PARTIAL" if any(said) else "REFUSAL"
+    premise = row.get("premise")
+    if premise is None:  # rows cached before stop 26: the run's own premise flag
+        first = row["needs"][0]["x"] if row["needs"] else None
+        if len(probs) == 1 and first is not None and first[ALL_FEATURES.index("premise_unconfirmed")]:
+            return "PARTIAL" if said[0] and probs[0] >= waiver else "REFUSAL"
+        return "ANSWER" if said and all(said) else "PARTIAL" if any(said) else "REFUSAL"
+    if premise["unknown"]:
+        return "REFUSAL"
+    premise_ok = (not premise["text"] or premise["checked"]
+                  or (len(said) == 1 and said[0] and premise["answer_confirms"]))
+    if said and all(said) and premise_ok:
+        return "ANSWER"
+    if any(said) and (premise_ok or len(said) > 1):
+        return "PARTIAL"
+    if len(said) == 1 and said[0] and probs[0] >= waiver:
+        return "PARTIAL"
+    return "REFUSAL"
 
 
 def _run_tally(rows: list[dict], probs: dict[str, list[float]], need_min: float, waiver: float) -> dict:
@@ -267,6 +298,56 @@ def _run_cost(tally: dict) -> float:
             + (1 - UNANSWERED_PRIOR) * COST_REFUSE_ANSWERED * ans["REFUSAL"] / max(sum(ans.values()), 1))
 
 
+def _summary(tally: dict) -> dict:
+    """The issue's figures from a tally: answerable refused, unanswerable (QASPER-style and
+    in-domain) refused, out of scope answered, each as x/N, and the answerable refusal rate."""
+    def count(kinds, said) -> tuple[int, int]:
+        cs = [c for k, c in tally.items() if any(k.endswith(kind) for kind in kinds)]
+        return sum(c.get(s, 0) for c in cs for s in said), sum(sum(c.values()) for c in cs)
+
+    ans = count([":ANSWER"], ["REFUSAL"])
+    un = count([":REFUSE_UNANSWERABLE"], ["REFUSAL"])
+    oos = count([":REFUSE_OUT_OF_SCOPE"], ANSWERED)
+    per_set = {k.split(":")[0] + "_answerable_refused": f"{c.get('REFUSAL', 0)}/{sum(c.values())}"
+               for k, c in tally.items() if k.endswith(":ANSWER")}
+    per_set.update({k.split(":")[0] + "_unanswerable_refused": f"{c.get('REFUSAL', 0)}/{sum(c.values())}"
+                    for k, c in tally.items() if k.endswith(":REFUSE_UNANSWERABLE")})
+    return {"answerable_refused": f"{ans[0]}/{ans[1]}", "answerable_refused_rate": round(ans[0] / max(ans[1], 1), 4),
+            "unanswerable_refused": f"{un[0]}/{un[1]}", "out_of_scope_answered": f"{oos[0]}/{oos[1]}",
+            "oos_answered": oos[0], **per_set}
+
+
+def _failures(rows: list[dict], probs: dict[str, list[float]], need_min: float, waiver: float) -> list[str]:
+    """One line per run the recount gets wrong (an answerable question refused, or PARTIAL
+    with no answer sentence in the recorded run; an unanswerable or out-of-scope one
+    answered), with what decided it: each need's P and features, and the premise."""
+    from agent.local.sufficiency import ALL_FEATURES
+
+    out = []
+    for r in rows:
+        got = _run_outcome(r, probs[r["id"]], need_min, waiver)
+        wrong = ((r["expected"] == "ANSWER" and (got == "REFUSAL" or (got == r["outcome"] == "PARTIAL"
+                                                                       and not r.get("sentences", 1))))
+                 or (r["expected"] != "ANSWER" and got in ANSWERED))
+        if not wrong:
+            continue
+        premise = r.get("premise") or {}
+        lines = [f"{r['id']} ({r['set']}) expected {r['expected']}, recounted {got}, recorded {r['outcome']} "
+                 f"({r.get('sentences', '?')} sentences) | {r.get('reason', '')[:140]}",
+                 f"    question: {r.get('question', '')}",
+                 f"    premise: {premise.get('text', '')!r} checked={premise.get('checked')} "
+                 f"answer_confirms={premise.get('answer_confirms')} unknown={premise.get('unknown')}"]
+        for n, p in zip(r["needs"], probs[r["id"]]):
+            x = n["x"]
+            feats = "no candidate" if x is None else " ".join(
+                f"{k}={x[ALL_FEATURES.index(k)]:.2f}" for k in ("best_logit", "support", "focus_miss", "fit_gap",
+                                                               "miss_and_gap"))
+            lines.append(f"    need P={p:.3f} gold={n['gold']} {feats} | {n.get('fact', '')[:90]}")
+            lines.append(f"        best: {n.get('best', '')[:160]}")
+        out.append("\n".join(lines))
+    return out
+
+
 def fit_offset(x_base: np.ndarray, x_new: np.ndarray, y: np.ndarray, base_weights, base_bias: float, *,
                l2: float = 1.0, steps: int = 100) -> np.ndarray:
     """Weights of the added features x_new of a logistic model whose other features x_base
@@ -282,9 +363,64 @@ def fit_offset(x_base: np.ndarray, x_new: np.ndarray, y: np.ndarray, base_weight
     return w
 
 
+def _fit_runs(x: np.ndarray, y: np.ndarray, added: tuple[str, ...], mode: str, l2: float,
+              ) -> tuple[tuple[str, ...], tuple[float, ...], float]:
+    """The need model on whole runs' needs (rows x of ALL_FEATURES, y answered): with mode
+    "joint" best_logit, support and `added` fitted together (class-balanced, L2), with
+    "offset" only `added` on top of FORMER_BASE. Returns (features, weights, bias)."""
+    from agent.local.selection import fit_logistic
+    from agent.local.sufficiency import ALL_FEATURES
+
+    base_names, base_weights, base_bias = FORMER_BASE
+    if mode == "joint":
+        names = base_names + tuple(n for n in added if n not in base_names)
+        sw = np.where(y == 1, len(y) / (2 * max(y.sum(), 1)), len(y) / (2 * max((1 - y).sum(), 1)))
+        weights, bias = fit_logistic(x[:, [ALL_FEATURES.index(n) for n in names]], y, l2=l2, sample_weight=sw)
+        return names, weights, bias
+    w_new = fit_offset(x[:, [ALL_FEATURES.index(n) for n in base_names]], x[:, [ALL_FEATURES.index(n) for n in added]],
+                       y, base_weights, base_bias, l2=l2) if added else []
+    return base_names + added, tuple(base_weights) + tuple(round(float(w), 4) for w in w_new), base_bias
+
+
+# The models --cv compares: (fit mode, features added to best_logit and support).
+CV_MODELS = [("offset", ()), ("offset", ("miss_and_gap",)), ("offset", ("focus_miss",)),
+             ("offset", ("focus_miss", "miss_and_gap")), ("joint", ()), ("joint", ("miss_and_gap",)),
+             ("joint", ("focus_miss",)), ("joint", ("focus_miss", "miss_and_gap")),
+             ("joint", ("focus_miss", "fit_gap"))]
+
+
+def _cross_validated(rows: list[dict], fit_rows: list, l2: float) -> list[dict]:
+    """Per model of CV_MODELS: each calibration question's needs scored by the model fitted
+    without that question's needs (leave one question out), then the whole-run cost on the
+    calibration half recounted at each need_min of RUN_GRID (waiver off); the lowest cost
+    and its need_min. What chooses the features and the fit without scoring a question by a
+    fit that saw it."""
+    from agent.local.calibration import CALIBRATION
+    from agent.local.sufficiency import ALL_FEATURES, probability
+
+    cal = [r for r in rows if r["split"] == CALIBRATION]
+    x = np.array([f for f, _, _ in fit_rows])
+    y = np.array([t for _, t, _ in fit_rows], dtype=float)
+    ids = np.array([i for _, _, i in fit_rows])
+    out = []
+    for mode, added in CV_MODELS:
+        probs = {}
+        for r in cal:
+            keep = ids != r["id"]
+            names, weights, bias = _fit_runs(x[keep], y[keep], added, mode, l2)
+            cols = [ALL_FEATURES.index(n) for n in names]
+            probs[r["id"]] = [0.0 if n["x"] is None else
+                              probability(np.asarray(n["x"], dtype=float)[cols], weights, bias) for n in r["needs"]]
+        costs = {t: round(_run_cost(_run_tally(cal, probs, t, 1.01)), 4) for t in RUN_GRID}
+        t_best = min(costs, key=lambda t: (costs[t], -t))
+        out.append({"fit": mode, "added": list(added), "cv_cost": costs[t_best], "need_min": t_best,
+                    "at_need_min": _summary(_run_tally(cal, probs, t_best, 1.01)), "cost_by_need_min": costs})
+    return out
+
+
 def runs_main(args) -> None:
-    """--runs: fit the added need features and choose need_min and premise_unconfirmed_min
-    on whole runs (module docstring)."""
+    """--runs: fit the need model and choose need_min and premise_unconfirmed_min on whole
+    runs (module docstring)."""
     import pickle
 
     from refusals import load_set, paper_collection
@@ -320,52 +456,76 @@ def runs_main(args) -> None:
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(pickle.dumps(rows))
-    # The base model: the two-feature default (its weights, not the current AuditorParams'
-    # if those already carry added features).
-    base_names, base_weights, base_bias = ("best_logit", "support"), (0.619, 3.2922), -0.6589
     added = tuple(n for n in args.run_features.split(",") if n)
-    base_cols = [ALL_FEATURES.index(n) for n in base_names]
-    new_cols = [ALL_FEATURES.index(n) for n in added]
-    fit_rows = [(np.asarray(n["x"], dtype=float), int(r["expected"] == "ANSWER")) for r in rows
+    fit_rows = [(np.asarray(n["x"], dtype=float), int(r["expected"] == "ANSWER"), r["id"]) for r in rows
                 if r["split"] == CALIBRATION for n in r["needs"]
                 if n["x"] is not None and (n["gold"] or r["expected"] != "ANSWER")]
-    x = np.array([f for f, _ in fit_rows])
-    y = np.array([t for _, t in fit_rows], dtype=float)
-    w_new = fit_offset(x[:, base_cols], x[:, new_cols], y, base_weights, base_bias, l2=args.l2) if added else []
-    names = base_names + added
-    weights = tuple(base_weights) + tuple(round(float(w), 4) for w in w_new)
-    cols = base_cols + new_cols
+    x = np.array([f for f, _, _ in fit_rows])
+    y = np.array([t for _, t, _ in fit_rows], dtype=float)
+    base_names, base_weights, base_bias = FORMER_BASE
+    base_cols = [ALL_FEATURES.index(n) for n in base_names]
+    names, weights, bias = _fit_runs(x, y, added, args.fit, args.l2)
+    cols = [ALL_FEATURES.index(n) for n in names]
 
     def prob(v) -> float:
-        return 0.0 if v is None else probability(np.asarray(v, dtype=float)[cols], weights, base_bias)
+        return 0.0 if v is None else probability(np.asarray(v, dtype=float)[cols], weights, bias)
 
     probs = {r["id"]: [prob(n["x"]) for n in r["needs"]] for r in rows}
+    recorded = {r["id"]: [n.get("p", 0.0) for n in r["needs"]] for r in rows}
     splits = {sp: [r for r in rows if (r["split"] == CALIBRATION) == (sp == "calibration")]
               for sp in ("calibration", "held_out")}
     grid = []
     for t in RUN_GRID:
         for waiver in WAIVER_GRID:
             cal = _run_tally(splits["calibration"], probs, t, waiver)
+            held = _run_tally(splits["held_out"], probs, t, waiver)
             grid.append({"need_min": t, "premise_unconfirmed_min": waiver, "calibration_cost": round(_run_cost(cal), 4),
-                         "out_of_scope_answered": sum(c.get("ANSWER", 0) + c.get("PARTIAL", 0) for k, c in cal.items()
-                                                      if k.endswith("REFUSE_OUT_OF_SCOPE")),
-                         "calibration": cal, "held_out": _run_tally(splits["held_out"], probs, t, waiver)})
-    # Lowest calibration cost among the points that answer no out-of-scope calibration
-    # question; ties go to the more cautious point (higher need_min, then higher waiver).
-    allowed = [g for g in grid if not g["out_of_scope_answered"]] or grid[-1:]
-    best = min(allowed, key=lambda g: (g["calibration_cost"], -g["need_min"], -g["premise_unconfirmed_min"]))
-    scores = [prob(f) for f, _ in fit_rows]
+                         "calibration": _summary(cal), "held_out": _summary(held),
+                         "calibration_tally": cal, "held_out_tally": held})
+    # The choice, on the calibration half only, among the points that answer no out-of-scope
+    # calibration question: with --choose cost the lowest stated cost; with --choose goal
+    # (the issue's bar) the most cautious point whose answerable refusal rate stays within
+    # ANSWERABLE_REFUSED_MAX, i.e. the most unanswerable questions refused within it. Ties
+    # go to the more cautious point (higher need_min, then higher waiver).
+    allowed = [g for g in grid if not g["calibration"]["oos_answered"]] or grid[-1:]
+    if args.choose == "goal":
+        within = [g for g in allowed if g["calibration"]["answerable_refused_rate"] <= ANSWERABLE_REFUSED_MAX]
+        best = max(within or allowed, key=lambda g: (int(g["calibration"]["unanswerable_refused"].split("/")[0]),
+                                                     -g["calibration_cost"], g["need_min"],
+                                                     g["premise_unconfirmed_min"]))
+    else:
+        best = min(allowed, key=lambda g: (g["calibration_cost"], -g["need_min"], -g["premise_unconfirmed_min"]))
+    scores = [prob(f) for f, _, _ in fit_rows]
+    # The recount at the parameters the runs were made with must give the recorded outcomes.
+    if all(r.get("premise") for r in rows):
+        from agent.local.auditor import AuditorParams
+
+        d = AuditorParams()
+        mismatched = [r["id"] for r in rows if _run_outcome(r, recorded[r["id"]], d.need_min, d.premise_unconfirmed_min)
+                      not in (r["outcome"],) and not (r["outcome"] == "PARTIAL" and r.get("conflicts"))]
+    else:
+        mismatched = None
+    if args.list:
+        for line in _failures(splits["calibration"], probs, best["need_min"], best["premise_unconfirmed_min"]):
+            print(line, file=sys.stderr)
     print(json.dumps({
-        "need_features": list(names), "need_weights": list(weights), "need_bias": base_bias,
+        "fit": args.fit, "need_features": list(names), "need_weights": list(weights), "need_bias": bias,
         "need_min": best["need_min"], "premise_unconfirmed_min": best["premise_unconfirmed_min"],
+        "choose": args.choose,
         "fit_rows": {"answered": int(y.sum()), "unanswered": int(len(y) - y.sum())},
-        "calibration_auc": {"base": auc([probability(f[base_cols], base_weights, base_bias) for f, _ in fit_rows],
-                                        list(y)),
-                            "with_added": auc(scores, list(y))},
+        "calibration_auc": {"former_base": auc([probability(f[base_cols], base_weights, base_bias) for f, _, _ in fit_rows],
+                                               list(y)),
+                            "fitted": auc(scores, list(y))},
+        "recount_mismatches_at_run_parameters": mismatched,
         "recorded_outcomes": {sp: {k: dict(Counter(r["outcome"] for r in rs if f"{r['set']}:{r['expected']}" == k))
                                    for k in sorted({f"{r['set']}:{r['expected']}" for r in rs})}
                               for sp, rs in splits.items()},
-        "chosen": best, "grid": grid,
+        "chosen": best,
+        "feature_sets_cv": _cross_validated(rows, fit_rows, args.l2) if args.cv else None,
+        "tradeoff": [{"need_min": g["need_min"], "cost": g["calibration_cost"], "calibration": g["calibration"],
+                      "held_out": g["held_out"]} for g in grid
+                     if g["premise_unconfirmed_min"] == best["premise_unconfirmed_min"]],
+        "grid": grid,
     }, indent=1, default=str))
 
 
@@ -381,6 +541,17 @@ def main() -> None:
     parser.add_argument("--runs", action="store_true", help="fit on whole runs (module docstring)")
     parser.add_argument("--run-features", default=RUN_FEATURES,
                         help="the --runs model's features added to best_logit and support (comma-separated)")
+    parser.add_argument("--fit", default="offset", choices=("offset", "joint"),
+                        help="--runs: fit every feature on the runs' needs, or only the added ones on top of the "
+                             "former two-feature model")
+    parser.add_argument("--choose", default="cost", choices=("cost", "goal"),
+                        help="--runs: need_min of lowest stated cost, or the most cautious within the issue's "
+                             "answerable-refused bar")
+    parser.add_argument("--cv", action="store_true",
+                        help="--runs: each candidate model's whole-run cost on the calibration half, leaving "
+                             "each question out of its own fit")
+    parser.add_argument("--list", action="store_true",
+                        help="--runs: print each calibration run the chosen point gets wrong, with why (stderr)")
     parser.add_argument("--features", default="best_logit,support,focus_miss,fit_gap",
                         help="the model's features (of agent.local.sufficiency.ALL_FEATURES)")
     args = parser.parse_args()

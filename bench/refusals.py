@@ -99,7 +99,8 @@ def main() -> None:
         why = ""
         if args.why and result.audit is not None:
             labels = ",".join(a.label.value for a in result.audit.facts)
-            why = (f" | {result.audit.verdict.value} [{labels}] premise={result.plan.premise!r} "
+            why = (f" | {result.audit.verdict.value} [{labels}] sentences={len(result.answer.sentences)} "
+                   f"premise={result.plan.premise!r} "
                    f"confirmed={result.audit.premise.confirmed if result.audit.premise else None} "
                    f"| {result.audit.reason[:160]}")
         hit = ""

@@ -110,15 +110,16 @@ class AuditorParams:
     # probabilities that make it SUPPORTED / PARTIAL (equal: no PARTIAL band was fitted).
     # best_logit and support: weights fitted by bench/calibrate_sufficiency.py on SciFact
     # calibration claims and the devbench calibration half (docs/benchmarks.md, "Answer,
-    # partial or refuse"). miss_and_gap (the best sentence neither names the asked focus nor
-    # holds the asked kind of answer where asked): its weight fitted on top of those two
-    # (an offset), with need_min and premise_unconfirmed_min chosen by the whole-run cost,
-    # on the calibration halves of whole runs of the QASPER-style, in-domain and devbench
-    # questions (bench/calibrate_sufficiency.py --runs; docs/benchmarks.md, "QASPER-style
-    # questions", stop 25). A model that also weighs focus_miss and fit_gap apart refused
-    # more answerable held-out questions (docs/benchmarks.md, "Refusals, stop 24").
-    need_features: tuple[str, ...] = ("best_logit", "support", "miss_and_gap")
-    need_weights: tuple[float, ...] = (0.619, 3.2922, -1.2521)
+    # partial or refuse"). focus_miss (how much of the asked focus the best sentence leaves
+    # out): its weight fitted on top of those two (an offset), need_min and
+    # premise_unconfirmed_min chosen by the whole-run cost, on the calibration halves of whole
+    # runs of the QASPER-style, in-domain and devbench questions under today's needs
+    # (bench/calibrate_sufficiency.py --runs --cv; docs/benchmarks.md, "Refusal decision
+    # refit", stop 26). It replaced miss_and_gap (-1.2521, stop 25), which the
+    # leave-one-question-out cost ranked behind it. Whenever the selection model changes
+    # (best_logit is its output), rerun that command without its cache.
+    need_features: tuple[str, ...] = ("best_logit", "support", "focus_miss")
+    need_weights: tuple[float, ...] = (0.619, 3.2922, -1.7961)
     need_bias: float = -0.6589
     need_min: float = 0.3
     need_partial_min: float = 0.3
@@ -128,7 +129,8 @@ class AuditorParams:
     # threshold decides.) Off since the answering sentence may confirm the premise
     # (answer_confirms_premise): refitted by bench/calibrate_sufficiency.py --runs, every
     # value from 0.65 up gives the same calibration outcomes (0.6 answers the out-of-scope
-    # D24), and ties go to the more cautious point (docs/benchmarks.md, stop 25).
+    # D24), and ties go to the more cautious point (docs/benchmarks.md, stop 25; the same in
+    # the refit of stop 26).
     premise_unconfirmed_min: float = 1.01
     # Whether the answering sentence of a one-need question confirms its premise when it
     # states the relation with the asked noun filled (agent.local.premise_check.

@@ -21,14 +21,18 @@ than seven fitted on that.
 Features aimed at questions about a paper that the paper does not answer (the QASPER-style
 case) are here too (focus_miss: what the best sentence leaves out of the asked focus,
 asked_focus; fit_gap: 1 - its answer fit; miss_and_gap: their product), 0 on SciFact claims.
-The default adds miss_and_gap to the two above, its weight fitted on top of theirs on whole
-runs of the QASPER-style, in-domain and devbench calibration questions
-(bench/calibrate_sufficiency.py --runs): it is large only when the best sentence neither
-names what is asked nor holds its kind of answer, so a right answer worded without the focus
-word costs nothing, which is where focus_miss and fit_gap apart refused answerable held-out
-questions (docs/benchmarks.md, "Refusals, stop 24" and "QASPER-style questions", stop 25).
-premise_unconfirmed (a one-need question whose premise no sentence confirms) is available to
-a model that weighs the premise itself; the default leaves that to the verdict's waiver.
+The default adds focus_miss to the two above, its weight fitted on top of theirs (an offset)
+on whole runs of the QASPER-style, in-domain and devbench calibration questions
+(bench/calibrate_sufficiency.py --runs). It replaced miss_and_gap in the refit on today's
+needs (stop 26): of the models compared by their leave-one-question-out whole-run cost on
+the calibration halves, those with focus_miss cost least (0.05 against 0.16 with
+miss_and_gap), since miss_and_gap is 0 whenever the answer type fits, and it fits trivially
+for a "what is the N of ..." need (any sentence is a definition's candidate) and for a
+number next to *part* of the focus ("learning rate" for "what dropout rate"), which is how
+the unanswerable calibration questions were answered (docs/benchmarks.md, "Refusal decision
+refit", stop 26). premise_unconfirmed (a one-need question whose premise no sentence
+confirms) is available to a model that weighs the premise itself; the default leaves that to
+the verdict's waiver.
 
 A need with no candidate at all (every sentence failed the answer-type or anchor gates) has
 probability 0. The weights are fields of agent.local.auditor.AuditorParams
@@ -57,7 +61,7 @@ ALL_FEATURES = ("best_logit", "margin", "support", "idf_context", "answer_fit", 
                 "fit_gap", "miss_and_gap", "premise_unconfirmed")
 # The default model's features (agent.local.auditor.AuditorParams.need_features keeps the
 # names with the weights the role uses).
-NEED_FEATURES = ("best_logit", "support", "miss_and_gap")
+NEED_FEATURES = ("best_logit", "support", "focus_miss")
 _MARGIN_CAP = 3.0
 # "What is the N of ...", "Which is the N used ...": the noun the question asks for.
 _WHAT_THE_N = re.compile(

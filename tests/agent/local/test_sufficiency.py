@@ -115,7 +115,7 @@ def test_a_multi_part_question_answers_the_answered_part_and_names_the_missing_o
 
 
 @pytest.mark.xfail(reason="the part 'who annotated the manifests?' still clears need_min (0.3) from on-topic "
-                          "sentences that name no annotator: a 'who' need has no focus noun for miss_and_gap "
+                          "sentences that name no annotator: a 'who' need has no focus noun for focus_miss "
                           "to miss (docs/benchmarks.md)", strict=True)
 def test_a_part_whose_candidates_are_on_topic_but_do_not_answer_is_named_missing(ask, embed):
     # Both parts have candidate sentences; nothing says who annotated the manifests, and the
@@ -148,7 +148,7 @@ def test_a_why_part_that_the_paper_does_not_explain_is_named_missing(ask):
     # On topic: the paper speaks of Harrowgate's training (and holds numbers), never of its GPUs.
     "How many GPUs were used to train Harrowgate?",
     # A sentence on the asked topic that names *some* thing (the encoder), neither the asked
-    # one (its pretraining corpus) nor a name where the corpus would be: miss_and_gap.
+    # one (its pretraining corpus) nor a name where the corpus would be: focus_miss.
     "Which corpus was Harrowgate's encoder pretrained on?",
 ])
 def test_a_question_the_evidence_does_not_answer_is_refused(ask, question):
@@ -267,9 +267,35 @@ def test_miss_and_gap_is_the_focus_miss_times_the_answer_fit_gap_and_the_premise
     assert sufficiency.features([(0.5, x)], names, unconfirmed=True)[3] == 1.0
 
 
-def test_the_default_weighs_a_best_sentence_that_misses_both_the_focus_and_the_answer_type():
+def test_the_default_weighs_the_share_of_the_asked_focus_its_best_sentence_leaves_out():
+    # Refitted on whole runs of today's needs (bench/calibrate_sufficiency.py --runs, stop 26):
+    # focus_miss on top of the two-feature model, chosen over miss_and_gap by the
+    # leave-one-question-out cost on the calibration halves.
     p = AuditorParams()
-    assert "miss_and_gap" in p.need_features and p.need_weights[p.need_features.index("miss_and_gap")] < 0
+    assert "focus_miss" in p.need_features and p.need_weights[p.need_features.index("focus_miss")] < 0
+
+
+TUNING = [make_source(4, "We fine-tune Harrowgate with a learning rate of 3e-5 for ten epochs on the training "
+                         "manifests.", title=TITLE)]
+
+
+def test_a_number_next_to_only_part_of_the_asked_focus_costs_the_need_its_probability(embed):
+    # "rate" is there, "dropout" is not: the answer type (a number by part of the focus) fits,
+    # so miss_and_gap is 0 and the former default scored the learning rate as if it answered.
+    question = "What dropout rate does Harrowgate use?"
+    plan = RulePlanner().plan(question)
+    former = replace(AuditorParams(), need_features=("best_logit", "support", "miss_and_gap"),
+                     need_weights=(0.619, 3.2922, -1.2521))
+
+    def need_p(params: AuditorParams, q: str = question) -> float:
+        auditor = LocalAuditor(embed=embed, params=params)
+        (x, _), = auditor.rank_sentences(q, RulePlanner().plan(q), PAPER + TUNING, need_features=params.need_features)
+        return sufficiency.probability(x, params.need_weights, params.need_bias)
+
+    assert plan.facts and need_p(AuditorParams()) < need_p(former) - 0.1
+    # The sentence that names the whole focus keeps its probability, and answers.
+    assert need_p(AuditorParams(), "What learning rate does Harrowgate use?") > 0.8
+
 
 
 @pytest.mark.parametrize("question", [
@@ -363,8 +389,8 @@ def test_the_focus_model_weighs_the_focus_the_best_sentence_leaves_out():
 def test_an_on_topic_question_whose_asked_thing_no_sentence_names_is_refused(ask, ask_focus, embed, question):
     audit, answer = ask_focus(question)
     assert audit.verdict == Verdict.INSUFFICIENT_REFUSE and answer.outcome == Outcome.REFUSAL
-    # The default model refuses it too (its best sentence neither names the focus nor holds
-    # the asked kind of answer where asked: miss_and_gap) ...
+    # The default model refuses it too (its best sentence does not name what is asked:
+    # focus_miss) ...
     assert ask(question)[1].outcome == Outcome.REFUSAL
     # ... which the former default (best logit and support only, need_min 0.2) answered with
     # an on-topic sentence.
