@@ -1,10 +1,17 @@
-"""Fit the local auditor's answer-sentence model and its SUFFICIENT threshold on the devbench
-calibration half (never the held-out half, never the blind set).
+"""Fit the local auditor's answer-sentence model and its thresholds on the calibration halves
+of every labelled question set with verbatim evidence spans (never a held-out half, never the
+blind set).
 
     nice .venv/bin/python bench/calibrate_selection.py --var var/bench-blind --collection blind --fit-only
 
-Uses bench/devbench.py's database and index (`--var`, `--collection`, ingesting nothing);
-only questions whose papers are all ready count. Three steps:
+The sets (`--sets`, all three by default), each split by its own `split` field:
+devbench (agent.local.calibration's split of /work/shared/data/devbench), the QASPER-style
+questions (bench/qasper_style_questions.jsonl, each asked of a collection holding only its
+paper, as bench/refusals.py --scope paper does) and the in-domain questions
+(bench/in_domain_questions.jsonl, asked of the whole collection). bench/blind/questions.jsonl
+is never read. Uses bench/devbench.py's database and index (`--var`, `--collection`);
+only questions whose papers are all ready count (a QASPER-style paper's own collection is
+made and ingested once, bench/refusals.py). Three steps:
 
 1. Candidates: each answerable calibration question runs through the agentic loop with the
    local roles (retrieval memoised, one thread): the sources its audit chose from (every
@@ -16,22 +23,23 @@ only questions whose papers are all ready count. Three steps:
    spans, or a run of at least 40 of its letters and digits (agent.benchmark.normalise).
 2. The model: a conditional logit over one fact's candidates (agent.local.selection.
    fit_listwise), rescaled to P(answers) by one logistic fit on its score. Which features
-   it uses: the eight of the former model, then each newer one (pooled, fresh, lead_in,
-   length) added greedily while it raises the leave-one-question-out top-1 (a fact's first
-   candidate holds a gold span) by at least one fact; unused features get weight 0. With
-   `--l2 auto`, its L2 penalty too: the value of L2_GRID with the most facts first, then the
-   highest mean reciprocal rank of the first gold candidate, leave-one-question-out (the
-   default stays 0.1: docs/benchmarks.md, "Choosing the answering sentence, stop 25").
+   it uses: the eight of BASE, then each other one added greedily while it raises the
+   leave-one-question-out top-1 (a fact's first candidate holds a gold span) by at least one
+   fact, then each used one dropped while neither top-1 nor the mean reciprocal rank of the
+   first gold candidate falls (the smaller model the data cannot tell apart); unused
+   features get weight 0. With `--l2 auto`, its L2 penalty too: the value of L2_GRID with
+   the most facts first, then the highest mean reciprocal rank, leave-one-question-out.
 3. (Without --fit-only) the thresholds answer_min and answer_partial_min: each grid point
-   runs the whole agentic loop on every calibration question (answerable, out-of-scope and
-   false-premise ones) with the fitted model. Among the points that answer (ANSWER or
-   PARTIAL) no out-of-scope question, the one answering the most answerable questions wins,
-   then the most fully, then the most false premises corrected; ties go to the highest
-   thresholds (the most conservative choice).
+   runs the whole agentic loop on every calibration question of the sets (answerable,
+   unanswerable, out-of-scope and false-premise ones) with the fitted model. Among the points
+   that answer (ANSWER or PARTIAL) no out-of-scope question, the one with the most
+   answerable questions answered less three per unanswerable one answered (the cost
+   bench/calibrate_sufficiency.py --runs states) wins, then the most fully, then the most
+   false premises corrected; ties go to the highest thresholds (the most conservative choice).
 
 Prints JSON: the weights (in FEATURES order), the thresholds, and the calibration figures
-(in-sample). The AuditorParams defaults are these values; docs/benchmarks.md reports the
-held-out half.
+(in-sample). The AuditorParams defaults are these values; bench/sentence_pool.py reports the
+held-out halves (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -68,11 +76,47 @@ def holds_span(sentence: str, spans: list[str]) -> bool:
 
 
 BASE = ("support", "similarity", "idf_coverage", "idf_context", "answer_fit", "focus", "anchors", "chunk_rank")
+SETS = ("devbench", "qasper", "in_domain")
 
 
-def _rows(questions, cfg, params, retriever, embed):
+def labelled_questions(ready: set[str], sets=SETS) -> list[dict]:
+    """Every question of `sets` whose papers are all in `ready`, each marked with its set
+    ("set") and split ("split"): devbench's from agent.local.calibration, the others' from
+    their own rows."""
+    from refusals import load_set
+
+    out = [{**q, "set": "devbench"} for q in common.with_splits(common.load_questions())
+           if "devbench" in sets and set(q["expected_doc_ids"]) <= ready]
+    return out + [q for name in sets if name != "devbench" for q in load_set(name) if q["paper"] in ready]
+
+
+class Retrievers:
+    """Each question's retriever, memoised (bench/devbench.py): a QASPER-style question asks
+    within its paper, so it goes to a collection holding only that paper (bench/refusals.py
+    --scope paper); every other question to the whole collection."""
+
+    def __init__(self, collection, mode: str) -> None:
+        from devbench import _MemoRetriever as MemoRetriever
+
+        from agent.retrieval import CollectionRetriever
+
+        self._make = lambda c: MemoRetriever(CollectionRetriever(c, mode=mode))
+        self.whole = self._make(collection)
+        self.own: dict[str, object] = {}
+
+    def __call__(self, question: dict):
+        from refusals import paper_collection
+
+        if question.get("set") != "qasper":
+            return self.whole
+        if question["paper"] not in self.own:
+            self.own[question["paper"]] = self._make(paper_collection(question["paper"]))
+        return self.own[question["paper"]]
+
+
+def _rows(questions, cfg, params, retriever_for, embed):
     """Every candidate sentence of every fact of the answerable questions, with all its
-    features and its label; and how many gold spans the loop's sources hold."""
+    features and its label; and per set how many gold spans the loop's sources hold."""
     from agent import benchmark as bm
     from agent.configs import build_roles
     from agent.local.auditor import LocalAuditor
@@ -84,19 +128,19 @@ def _rows(questions, cfg, params, retriever, embed):
     # Every candidate the gates let through, whatever the current model thinks of it.
     every = LocalAuditor(embed, params=replace(params, answer_partial_min=0.0))
     for q in questions:
-        if q["expected_behavior"] != "ANSWER" or not q["required_evidence_spans"]:
+        if q["expected_behavior"] != "ANSWER" or not q.get("required_evidence_spans"):
             continue
         roles = build_roles(cfg, "local", embed=embed)
         roles.auditor = LocalAuditor(embed, params=params)
-        result = AgentLoop(cfg, roles, retriever, concurrent=False).run(q["question"])
+        result = AgentLoop(cfg, roles, retriever_for(q), concurrent=False).run(q["question"])
         spans = q["required_evidence_spans"]
-        recall["spans"] += len(spans)
-        recall["in_sources"] += bm.spans_covered(spans, [s.text for s in result.sources])
+        recall[f"{q['set']}:spans"] += len(spans)
+        recall[f"{q['set']}:in_sources"] += bm.spans_covered(spans, [s.text for s in result.sources])
         facts = plan_facts(q["question"], result.plan)
         for f, ranked in enumerate(every.rank_sentences(q["question"], result.plan, result.sources)):
             for quote, _, _, x in ranked:
                 quotes.append(f"{facts[f]} || {quote}")
-                qids.append(q["question_id"])
+                qids.append(f"{q['set']}:{q['question_id']}")
                 fidx.append(f)
                 xs.append(x)
                 ys.append(holds_span(quote, spans))
@@ -148,18 +192,11 @@ def fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray, columns: list[int], l2
 
     w = np.zeros(x.shape[1])
     w[columns] = fit_listwise(x[:, columns], y, groups, l2=l2)
-    # P(answers) is calibrated on the devbench candidates only: SciFact abstracts hold far
-    # more positives per candidate than a question's retrieved chunks do.
+    # P(answers) is calibrated on the question sets' candidates only: SciFact abstracts hold
+    # far more positives per candidate than a question's retrieved chunks do.
     own = np.array([not str(g).startswith("S") for g in groups])
     (a,), b = fit_logistic((x[own] @ w)[:, None], y[own], l2=0.0)
     return tuple(round(float(v) * a, 4) for v in w), b
-
-
-def top1(x, y, groups, qids, score) -> tuple[int, int]:
-    """(facts whose first candidate holds a gold span, facts that have one); `score(train)`
-    gives the weights fitted without the held-out question."""
-    hits, _, total = _leave_one_out(x, y, groups, qids, score)
-    return hits, total
 
 
 def _leave_one_out(x, y, groups, qids, score) -> tuple[int, float, int]:
@@ -200,27 +237,39 @@ def choose_l2(x, y, groups, qids, columns: list[int]) -> tuple[float, dict]:
 
 
 def choose_features(x, y, groups, qids, l2: float) -> tuple[list[str], dict]:
-    """The former eight, then each newer feature added while it raises leave-one-question-out
-    top-1 by at least one fact."""
+    """BASE, then each other feature added while it raises leave-one-question-out top-1 by at
+    least one fact, then each chosen one dropped while neither top-1 nor the mean reciprocal
+    rank falls."""
     from agent.local.selection import FEATURES
 
-    def loo(names: list[str]) -> int:
+    def loo(names: list[str]) -> tuple[int, float]:
         cols = [FEATURES.index(n) for n in names]
-        return top1(x, y, groups, qids, lambda tr: fit(x[tr], y[tr], groups[tr], cols, l2)[0])[0]
+        hits, reciprocal, total = _leave_one_out(x, y, groups, qids,
+                                                 lambda tr: fit(x[tr], y[tr], groups[tr], cols, l2)[0])
+        return hits, round(reciprocal / max(total, 1), 4)
 
     chosen = list(BASE)
-    trace = {"former_eight": loo(chosen)}
-    best = trace["former_eight"]
+    best = loo(chosen)
+    trace = {"base": best}
     rest = [n for n in FEATURES if n not in chosen]
     while rest:
         scores = {n: loo([*chosen, n]) for n in rest}
         trace.update({f"+{n} (after {len(chosen)})": v for n, v in scores.items()})
         name = max(rest, key=lambda n: scores[n])
-        if scores[name] < best + 1:
+        if scores[name][0] < best[0] + 1:
             break
         chosen.append(name)
         best = scores[name]
         rest.remove(name)
+    dropped = True
+    while dropped and len(chosen) > 1:
+        scores = {n: loo([c for c in chosen if c != n]) for n in chosen}
+        trace.update({f"-{n} (from {len(chosen)})": v for n, v in scores.items()})
+        name = max(chosen, key=lambda n: scores[n])
+        dropped = scores[name][0] >= best[0] and scores[name][1] >= best[1]
+        if dropped:
+            chosen.remove(name)
+            best = scores[name]
     return chosen, trace
 
 
@@ -243,9 +292,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--var", default=str(common.ROOT / "var" / "bench"))
     parser.add_argument("--collection", default="devbench")
-    # 0.1, not "auto": the penalty leave-one-question-out preferred (0.01) put more gold spans
-    # first on the held-out half but read worse there and on the blind set (docs/benchmarks.md).
-    parser.add_argument("--l2", default="0.1",
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated question sets of SETS")
+    # "auto" since the union of the calibration halves (stop 26): it chose 0.3 there. On the
+    # devbench half alone it chose 0.01, which read worse held out, and 0.1 was kept then.
+    parser.add_argument("--l2", default="auto",
                         help="the conditional logit's L2 penalty, or 'auto': chosen from L2_GRID by leave-one-question-out")
     parser.add_argument("--refresh", action="store_true", help="recompute the cached candidate features")
     parser.add_argument("--scifact", type=int, default=-1,
@@ -255,34 +305,32 @@ def main() -> None:
     args = parser.parse_args()
     common.django_setup(Path(args.var))
 
-    from devbench import _MemoRetriever as MemoRetriever
-
     from agent import benchmark as bm
     from agent.configs import build_roles, get_config
     from agent.local.auditor import AuditorParams, LocalAuditor
     from agent.local.selection import FEATURES
     from agent.loop import AgentLoop
-    from agent.retrieval import CollectionRetriever, portal_embed
+    from agent.retrieval import portal_embed
     from agent.types import Outcome
     from knowledge.models import Collection
 
     collection = Collection.objects.get(slug=args.collection)
     ready = {n.removesuffix(".pdf")
              for n in collection.documents.filter(status="ready").values_list("original_name", flat=True)}
-    questions = [q for q in common.with_splits(common.load_questions())
-                 if q["split"] == "calibration" and set(q["expected_doc_ids"]) <= ready]
+    sets = tuple(n for n in SETS if n in args.sets.split(","))
+    questions = [q for q in labelled_questions(ready, sets) if q["split"] == "calibration"]
     cfg = get_config("agentic")
-    retriever = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
+    retriever_for = Retrievers(collection, cfg.retrieval_mode)
     embed = portal_embed()
 
     # 1. Candidates and labels (cached: retrieval and features do not change between fits).
-    cache = Path(args.var) / f"selection_rows_{args.collection}.npz"
+    cache = Path(args.var) / f"selection_rows_{args.collection}_{'-'.join(sets)}.npz"
     if cache.exists() and not args.refresh:
         data = np.load(cache, allow_pickle=True)
         qids, fidx, x, y, quotes = data["qids"], data["fidx"], data["x"], data["y"], data["quotes"]
         recall = dict(data["recall"].item())
     else:
-        rows = _rows(questions, cfg, AuditorParams(), retriever, embed)
+        rows = _rows(questions, cfg, AuditorParams(), retriever_for, embed)
         qids, fidx, x, y, recall = np.array(rows[0]), np.array(rows[1]), np.array(rows[2]), \
             np.array(rows[3], dtype=float), rows[4]
         quotes = np.array(rows[5])
@@ -305,10 +353,12 @@ def main() -> None:
     if args.l2 == "auto":
         l2, l2_trace = choose_l2(x, y, groups, qids, columns)
     weights, bias = fit(x, y, groups, columns, l2)
-    shipped = top1(x, y, groups, qids, lambda tr: AuditorParams().selection_weights)
-    print(json.dumps({"candidates": len(y), "positives": int(y.sum()), "answerable_questions": len(set(qids)),
-                      "gold_spans_in_sources": recall, "leave_one_question_out_top1": trace,
-                      "shipped_model_top1 (not refitted)": shipped, "features": names,
+    shipped = _leave_one_out(x, y, groups, qids, lambda tr: AuditorParams().selection_weights)
+    per_set = {name: int(sum(str(q).startswith(f"{name}:") for q in set(qids))) for name in sets}
+    print(json.dumps({"candidates": len(y), "positives": int(y.sum()), "answerable_questions": per_set,
+                      "facts_with_gold": len({g for g in groups[y > 0]}), "gold_spans_in_sources": recall,
+                      "leave_one_question_out (top1, mrr)": trace,
+                      "shipped_model (top1, sum 1/rank, facts; not refitted)": shipped, "features": names,
                       "l2 (leave-one-question-out top1, mrr)": l2_trace, "l2": l2,
                       "weights": dict(zip(FEATURES, weights)), "bias": bias}, indent=1), file=sys.stderr, flush=True)
     if args.show:
@@ -317,7 +367,6 @@ def main() -> None:
         return
 
     # 3. Thresholds, with the whole loop over every calibration question.
-    specs = bm.parse_benchmark(json.dumps(questions))
     fitted = replace(AuditorParams(), selection_weights=weights, selection_bias=bias)
     results = []
     for answer_min, partial_min in itertools.product([0.02, 0.04, 0.08, 0.12], [0.02, 0.04, 0.08]):
@@ -325,28 +374,33 @@ def main() -> None:
             continue
         params = replace(fitted, answer_min=answer_min, answer_partial_min=partial_min)
         tally: Counter = Counter()
-        for spec in specs:
+        for q in questions:
             r = build_roles(cfg, "local", embed=embed)
             r.auditor = LocalAuditor(embed, params=params)
-            out = AgentLoop(cfg, r, retriever, concurrent=False).run(spec.question).answer.outcome
-            tally[(spec.expected_behavior, out.value)] += 1
-        answered = tally[(bm.ANSWER, Outcome.ANSWER.value)] + tally[(bm.ANSWER, Outcome.PARTIAL.value)]
+            out = AgentLoop(cfg, r, retriever_for(q), concurrent=False).run(q["question"]).answer.outcome
+            tally[(q["expected_behavior"], out.value)] += 1
+        said = (Outcome.ANSWER.value, Outcome.PARTIAL.value)
+        answered = sum(tally[(bm.ANSWER, o)] for o in said)
         full = tally[(bm.ANSWER, Outcome.ANSWER.value)]
-        oos_answered = tally[(bm.REFUSE, Outcome.ANSWER.value)] + tally[(bm.REFUSE, Outcome.PARTIAL.value)]
+        oos_answered = sum(tally[(bm.REFUSE, o)] for o in said)
+        unanswerable_answered = sum(tally[("REFUSE_UNANSWERABLE", o)] for o in said)
         debunked = tally[(bm.DEBUNK, Outcome.FALSE_PREMISE.value)]
         results.append({"answer_min": answer_min, "answer_partial_min": partial_min, "answered": answered,
-                        "full": full, "oos_answered": oos_answered, "debunked": debunked, "tally": dict(tally)})
-        print(answer_min, partial_min, answered, full, oos_answered, debunked, file=sys.stderr, flush=True)
+                        "full": full, "oos_answered": oos_answered, "unanswerable_answered": unanswerable_answered,
+                        "debunked": debunked, "tally": dict(tally)})
+        print(answer_min, partial_min, answered, full, oos_answered, unanswerable_answered, debunked,
+              file=sys.stderr, flush=True)
     # No out-of-scope question answered (ANSWER or PARTIAL); then the most answerable questions
-    # answered, the most of them fully, the most false premises corrected, and on ties the
-    # highest thresholds (the most conservative choice the data cannot tell apart).
+    # answered less three per unanswerable one answered, the most of them fully, the most false
+    # premises corrected, and on ties the highest thresholds (the most conservative choice the
+    # data cannot tell apart).
     safe = [r for r in results if r["oos_answered"] == 0] or results
-    best = max(safe, key=lambda r: (r["answered"], r["full"], r["debunked"], r["answer_partial_min"],
-                                    r["answer_min"]))
+    best = max(safe, key=lambda r: (r["answered"] - 3 * r["unanswerable_answered"], r["full"], r["debunked"],
+                                    r["answer_partial_min"], r["answer_min"]))
     tally = best["tally"]
     print(json.dumps({
         "selection_weights": list(weights), "selection_bias": bias, "answer_min": best["answer_min"],
-        "answer_partial_min": best["answer_partial_min"], "calibration_questions": len(specs),
+        "answer_partial_min": best["answer_partial_min"], "calibration_questions": len(questions),
         "grid": [{k: v for k, v in r.items() if k != "tally"} for r in results],
         "calibration_tally": {f"{e}->{o}": n for (e, o), n in sorted(tally.items())},
     }, indent=1))

@@ -1,8 +1,13 @@
 """Is the answering sentence in the local auditor's candidate pool, and where does the
-selection put it? Per devbench split, over the answerable questions.
+selection put it? Per split, over the answerable questions of every labelled set with
+verbatim evidence spans (devbench, the QASPER-style and the in-domain questions:
+bench/calibrate_selection.py's SETS and their splits; a QASPER-style question asked of a
+collection holding only its paper), per set and all sets together.
 
     nice .venv/bin/python bench/sentence_pool.py --var var/bench-blind --collection blind --split calibration
     nice .venv/bin/python bench/sentence_pool.py ... --show     # one line per question
+    nice .venv/bin/python bench/sentence_pool.py ... --sets devbench    # only that set (comma-separated)
+    nice .venv/bin/python bench/sentence_pool.py ... --params '{"selection_bias": -6.2}'  # AuditorParams overrides
     nice .venv/bin/python bench/sentence_pool.py ... --variants 0:0:1,15:0:1,15:5:0
         # pool:sentence_pool:pointers_answer[:heads[:neighbours]] (RunConfig.pool,
         # RunConfig.sentence_pool, AuditorParams.pointers_answer, RunConfig.heads,
@@ -20,8 +25,8 @@ memoised, one thread), and each of its required evidence spans is followed down 
 - answer: a sentence of the final answer (ANSWER or PARTIAL) holds it.
 
 A question is "answered with gold" when a sentence of its answer holds one of its spans.
-Every question of the split (out-of-scope and false-premise ones too) is counted by
-expected behaviour -> outcome, with the loop's p50 latency (one thread, a warm process).
+Every question of the split (unanswerable, out-of-scope and false-premise ones too) is
+counted by set:expected behaviour -> outcome, with the loop's p50 latency (one thread, a warm process).
 Uses the database and index of bench/devbench.py (`--var`, `--collection`), ingesting nothing.
 """
 
@@ -37,7 +42,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import _devbench_common as common
-from calibrate_selection import holds_span
+from calibrate_selection import SETS, Retrievers, holds_span, labelled_questions
 
 STAGES = ("chunks", "pool", "ranked", "top1", "top2", "answer")
 
@@ -91,15 +96,15 @@ def main() -> None:
         "(default: the config's own)",
     )
     parser.add_argument("--show", action="store_true")
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated question sets")
+    parser.add_argument("--params", default="", help='AuditorParams fields to override, as JSON')
     args = parser.parse_args()
     common.django_setup(Path(args.var))
-
-    from devbench import _MemoRetriever as MemoRetriever
 
     from agent.configs import build_roles, get_config
     from agent.local.auditor import AuditorParams
     from agent.loop import AgentLoop
-    from agent.retrieval import CollectionRetriever, portal_embed
+    from agent.retrieval import portal_embed
     from knowledge.models import Collection
 
     collection = Collection.objects.get(slug=args.collection)
@@ -108,11 +113,13 @@ def main() -> None:
         for n in collection.documents.filter(status="ready").values_list("original_name", flat=True)
     }
     base = get_config(args.config)
-    retriever = MemoRetriever(CollectionRetriever(collection, mode=base.retrieval_mode))
+    retriever_for = Retrievers(collection, base.retrieval_mode)
     # The portal's embedder: sentence vectors from the EmbeddingCache table the index build filled.
     embed = portal_embed()
     splits = ["calibration", "test"] if args.split == "both" else [args.split]
-    every = [q for q in common.with_splits(common.load_questions()) if set(q["expected_doc_ids"]) <= ready]
+    sets = [n for n in SETS if n in args.sets.split(",")]
+    every = labelled_questions(ready, sets)
+    overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(args.params or "{}").items()}
     variants = [_variant(v) for v in args.variants.split(",") if v] or [
         {
             "pool": base.pool,
@@ -123,24 +130,44 @@ def main() -> None:
         }
     ]
     # Warm the models and the index, so the first question's latency is not the load time.
-    AgentLoop(base, build_roles(base, "local", embed=embed), retriever, concurrent=False).run("warm up")
+    AgentLoop(base, build_roles(base, "local", embed=embed), retriever_for.whole, concurrent=False).run("warm up")
     for variant in variants:
         cfg = replace(base, pool=variant["pool"], sentence_pool=variant["sentence_pool"], heads=variant["heads"],
                       neighbours=variant["neighbours"])
-        params = replace(AuditorParams(), pointers_answer=variant["pointers_answer"])
+        params = replace(AuditorParams(), pointers_answer=variant["pointers_answer"], **overrides)
         for split in splits:
-            row = {
-                **variant,
-                "split": split,
-                **_measure(
-                    [q for q in every if q["split"] == split], cfg, params, retriever, embed, show=args.show
-                ),
+            per_set = {
+                name: _measure([q for q in every if q["split"] == split and q["set"] == name], cfg, params,
+                               retriever_for, embed, show=args.show)
+                for name in sets
             }
-            print(json.dumps(row), flush=True)
+            print(json.dumps({**variant, "split": split, "params": args.params, "all": _total(per_set.values()),
+                              **{name: _summary(m) for name, m in per_set.items()}}), flush=True)
 
 
-def _measure(questions: list[dict], cfg, params, retriever, embed, *, show: bool) -> dict:
-    """The funnel over the answerable questions, and every question's outcome."""
+def _summary(m: dict) -> dict:
+    """One set's funnel as printed: each stage as found/spans, the outcomes, the p50."""
+    spans = m["spans"]
+    return {
+        "answered_with_gold": f"{m['answered_with_gold']}/{m['answerable']}",
+        "spans": {stage: f"{spans[stage]}/{spans['spans']}" for stage in STAGES},
+        "outcomes": dict(sorted(m["outcomes"].items())),
+        "loop_p50_ms": round(statistics.median(m["latencies"])) if m["latencies"] else None,
+    }
+
+
+def _total(measures) -> dict:
+    """The sets' funnels added up."""
+    total = {"answered_with_gold": 0, "answerable": 0, "spans": Counter(), "outcomes": Counter(), "latencies": []}
+    for m in measures:
+        for key in ("answered_with_gold", "answerable", "spans", "outcomes", "latencies"):
+            total[key] += m[key]
+    return _summary(total)
+
+
+def _measure(questions: list[dict], cfg, params, retriever_for, embed, *, show: bool) -> dict:
+    """The funnel over the answerable questions (span counts per stage), and every
+    question's outcome."""
     from agent.configs import build_roles
     from agent.local.auditor import LocalAuditor
     from agent.local.candidates import candidates, plan_facts
@@ -148,17 +175,17 @@ def _measure(questions: list[dict], cfg, params, retriever, embed, *, show: bool
 
     spans: Counter = Counter()
     outcomes: Counter = Counter()
-    answered_gold = 0
+    answered_gold = answerable = 0
     latencies = []
     for q in questions:
         roles = build_roles(cfg, "local", embed=embed)
         roles.auditor = LocalAuditor(embed, params=params)
         started = time.perf_counter()
-        result = AgentLoop(cfg, roles, retriever, concurrent=False).run(q["question"])
+        result = AgentLoop(cfg, roles, retriever_for(q), concurrent=False).run(q["question"])
         latencies.append((time.perf_counter() - started) * 1000)
         outcome = result.answer.outcome.value
-        outcomes[f"{q['expected_behavior']}->{outcome}"] += 1
-        if q["expected_behavior"] != "ANSWER" or not q["required_evidence_spans"]:
+        outcomes[f"{q['set']}:{q['expected_behavior']}->{outcome}"] += 1
+        if q["expected_behavior"] != "ANSWER" or not q.get("required_evidence_spans"):
             if show:
                 print(
                     f"{q['split']:11} {q['question_id']} {q['expected_behavior']:7} {outcome}",
@@ -171,6 +198,7 @@ def _measure(questions: list[dict], cfg, params, retriever, embed, *, show: bool
         facts = plan_facts(q["question"], result.plan)
         pool = [c.quote for c in candidates(facts, result.plan.premise, result.sources)]
         rows = follow(q, result, ranked, pool)
+        answerable += 1
         for row in rows:
             spans["spans"] += 1
             spans.update(stage for stage in STAGES if row[stage])
@@ -184,12 +212,8 @@ def _measure(questions: list[dict], cfg, params, retriever, embed, *, show: bool
                 f"{q['split']:11} {q['question_id']} ANSWER  {outcome:13} gold={int(got)} {marks}",
                 file=sys.stderr,
             )
-    return {
-        "answered_with_gold": answered_gold,
-        "spans": {stage: f"{spans[stage]}/{spans['spans']}" for stage in STAGES},
-        "outcomes": dict(sorted(outcomes.items())),
-        "loop_p50_ms": round(statistics.median(latencies)) if latencies else None,
-    }
+    return {"answered_with_gold": answered_gold, "answerable": answerable, "spans": spans, "outcomes": outcomes,
+            "latencies": latencies}
 
 
 if __name__ == "__main__":

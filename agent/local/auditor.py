@@ -81,8 +81,11 @@ class AuditorParams:
     # order of its FEATURES) and the probabilities that make a fact SUPPORTED / a sentence
     # worth stating at all. Fitted and chosen by bench/calibrate_selection.py on the devbench
     # calibration half (about 1 candidate in 40 holds a gold span, hence the small values).
+    # The refit on the calibration halves of all three labelled sets is not the default yet:
+    # agent.local.sufficiency reads its best candidate and must be refitted with it
+    # (docs/benchmarks.md, "Selection refit on all calibration sets (stop 26)").
     selection_weights: tuple[float, ...] = (0.8158, 0.835, 1.0167, 1.1054, 0.7608, 0.418, 0.5017, 0.5511, 0.0, 0.0,
-                                             0.0, 0.0)
+                                             0.0, 0.0, 0.0)
     selection_bias: float = -6.1972
     # answer_min no longer labels a fact (need_min below does, from agent.local.sufficiency);
     # it is kept for bench/calibrate_selection.py's grid. answer_partial_min still gates
