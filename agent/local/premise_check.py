@@ -309,8 +309,10 @@ def _asserts(premise: str, cand: Candidate, *, denial: bool = False) -> bool:
     names = set(anchor_terms(premise))
     relation = [t for t in content_terms(premise) if t not in names and not any(c.isdigit() for c in t)]
     if denial:
-        # Its subject may still come from the title or the sentence before ("Osprey ...").
-        relation = [t for t in relation if t != _subject(premise)]
+        # Its subject may still come from the title or the sentence before ("Osprey ..."),
+        # and a hyphenated word counts once, not once more for each of its parts.
+        parts = {p for t in relation if "-" in t for p in t.split("-")}
+        relation = [t for t in relation if t != _subject(premise) and t not in parts]
         return not relation or coverage(relation, cand.terms) >= 0.5
     return not relation or coverage(relation, cand.terms | term_set(cand.context)) >= 0.5
 

@@ -9,7 +9,9 @@ from agent.local.contradiction import contradiction_cue, reversed_ranking
 from agent.local.contradiction.opposites import antonym_in_slot
 from agent.local.contradiction.origin import credited_elsewhere
 from agent.local.planner import RulePlanner, presupposition
+from agent.types import Outcome, Verdict
 from agent.verify.form import form_check
+from tests.agent.local.conftest import make_source
 
 
 @pytest.mark.parametrize(
@@ -111,3 +113,49 @@ def test_a_correction_quoting_premise_and_source_does_not_repeat_itself():
     # A run said twice outside quotations still repeats itself.
     twice = "Quill routes each page to two readers. Quill routes each page to two readers."
     assert form_check(twice, question="How does Quill route pages?", quotes=[quote], earlier=[])[1] == "it repeats itself"
+
+
+def test_numbers_clash_only_in_the_same_slot():
+    from agent.local.contradiction import number_substitution
+
+    assert number_substitution("Quill stacks 8 parallel reader heads", "Quill stacks 16 parallel reader heads.")
+    # A label or a reference is no value, and a shared word on the other side is another slot.
+    assert not number_substitution("Quill stacks 8 parallel reader heads",
+                                   "Quill counters this with reader heads as described in section 3.2.")
+    assert not number_substitution("Quill truncates each receipt to 400 tokens",
+                                   "Ng et al. proposed expanding each receipt before indexing [101].")
+
+
+LUMEN = [
+    make_source(
+        301,
+        "Lumen reads receipts page by page. Lumen uses a sliding page encoder based on the design described in "
+        "Okafor et al. (2019) and trained on scanned receipts.",
+        title="Lumen: reading receipts",
+    ),
+    make_source(302, "The sliding page encoder of Lumen keeps 12 pages in memory while it reads.",
+                title="Lumen: reading receipts"),
+]
+
+
+def test_an_invention_credited_to_a_cited_work_is_corrected(pipeline):
+    audit, answer = pipeline("What motivated the Lumen authors to invent the sliding page encoder?", LUMEN)
+    assert audit.verdict == Verdict.FALSE_PREMISE and "origin" in audit.premise.reason
+    assert answer.outcome == Outcome.FALSE_PREMISE
+    assert "Okafor et al. (2019)" in answer.citations[0].quote
+
+
+HARBOR = [
+    make_source(
+        401,
+        "We compare each Harbor parser with its page-level counterpart on receipts that fit both windows. "
+        "When a receipt fits the window of both a parser and its page-level counterpart, their accuracy is "
+        "nearly identical. Page-level parsers are not necessarily better at reading their whole input.",
+        title="Harbor: parsing long receipts",
+    ),
+]
+
+
+def test_a_denial_of_another_relation_does_not_correct_a_true_premise(pipeline):
+    audit, _ = pipeline("Why do parsers often have identical accuracy to their page-level counterparts?", HARBOR)
+    assert audit.verdict != Verdict.FALSE_PREMISE
