@@ -88,7 +88,8 @@ _CAUSE = re.compile(
     r"^(?:what\s+(?:is|was|are|were)\s+the\s+(?:main\s+)?(?:reason|reasons|cause|causes|explanation|motivation)"
     r"\s+(?:that|why|for\s+which|behind|for)?\s*"
     r"|what\s+(?P<verb>makes|made|make|causes|caused|allows|allowed|enables|enabled|lets|let|leads|led|explains"
-    r"|explained|drives|drove)\s+(?:to\s+)?)(?P<body>.+?)\??$",
+    r"|explained|drives|drove|motivates|motivated|prompts|prompted|inspires|inspired|forces|forced|pushes|pushed"
+    r"|encourages|encouraged|permits|permitted)\s+(?:to\s+)?)(?P<body>.+?)\??$",
     re.IGNORECASE)
 # "..., which/who uses eight experts" / "the model that Lumen distilled": a relative clause
 # presupposes what it says of the noun it qualifies, in any question form (yes/no too).
@@ -193,7 +194,8 @@ def presupposition(question: str) -> str:
     """What the question takes for granted, as a statement ("" for yes/no and "what is X")."""
     q = _clean(question).rstrip("?").strip()
     # A dash adds a second question ("How big is X — how many N?"): the first one presupposes.
-    q = re.split(r"\s+(?:[\u2014\u2013]|--)\s+", q)[0]
+    # A dash inside a name (a model and its variant: "Quill \u2013 Chat") or an aside adds no question: it stays.
+    q = re.split(rf"\s+(?:[\u2014\u2013]|--)\s+(?={_WH}\b)", q, flags=re.IGNORECASE)[0]
     # A request ends with a full stop ("Explain why X does Y.").
     q = q.removesuffix(".") if _REQUEST.match(q) else q
     m = _SINCE_PREMISE.match(q) or _TEMPORAL_PREMISE.match(q)
@@ -265,8 +267,9 @@ def _main_presupposition(q: str) -> str:
     m = _CAUSE.match(q)
     if m:
         body = m.group("body")
-        if (m.group("verb") or "").lower().startswith(("allow", "enabl")):
-            body = re.sub(r"^(\S+(?:\s+\S+){0,4}?)\s+to\s+", r"\1 ", body, count=1)  # "X to do Y" -> "X do Y"
+        if m.group("verb"):
+            # "What allowed/motivated/led X to do Y?" -> "X do Y" ("What makes X do Y?" has no "to").
+            body = re.sub(r"^(\S+(?:\s+\S+){0,4}?)\s+to\s+", r"\1 ", body, count=1)
         return _clean(body)
     m = _HOW_COME.match(q)
     if m:
@@ -319,6 +322,21 @@ def _existential(noun: str, aux: str, body: str) -> str:
         if verb:
             return _clean(f"{' '.join(words[:verb])} {aux.lower()} {' '.join(words[verb:])} some {noun}")
     return _clean(f"{body} {noun}")
+
+
+# A number as a premise states it ("0.05", "25%", "16", "1,000"): not a size or a name ("1.5B", "GPT-4").
+_PLAIN_NUMBER = re.compile(r"(?<![\w.\-])\d[\d,]*(?:\.\d+)?%?(?![\w\-])")
+
+
+def _premise_query(premises: list[str]) -> list[str]:
+    """The main premise as a query of its own, without its numbers, when it gives one: a false
+    premise often gets a number wrong ("Why is the temperature set to 0.05 by default?"), and
+    the wrong number pulls the search towards passages that hold it, away from the sentence
+    that states the right one. Without the number the query finds the statement whatever it says."""
+    if not premises or not _PLAIN_NUMBER.search(premises[0]):
+        return []
+    query = _clean(_PLAIN_NUMBER.sub(" ", premises[0]))
+    return [query] if len(content_terms(query)) >= 3 else []
 
 
 def clarification(question: str) -> str:
@@ -488,7 +506,10 @@ class RulePlanner:
             topic = _topic(q, drop=f"{a} {b}")
             subs = [_clean(f"{a} {topic}"), _clean(f"{b} {topic}")]
             facts = [_side_need(side, q, topic) for side in (a, b)]
-            return Plan(complexity=Complexity.COMPARISON, facts=facts, sub_queries=subs, premise="")
+            # "... the paths between A and B?" names a relation, not a comparison of A with B: the
+            # question still presupposes what its main clause says ("X uses the paths ...").
+            kept = premises if "between" in pattern.pattern and not _WHOLE_COMPARISON.search(q) else []
+            return Plan(complexity=Complexity.COMPARISON, facts=facts, sub_queries=subs, premises=kept)
 
         # Each asking clause is a need, with what the question said before it. A statement
         # before the question is asked too, as a yes/no need: it often names the document
@@ -498,7 +519,8 @@ class RulePlanner:
         if statements:
             facts = [_confirmation(context), *facts][:3]
         if len(facts) == 1 and not statements:
-            return Plan(complexity=Complexity.SIMPLE, facts=facts, sub_queries=[q], premises=premises)
+            return Plan(complexity=Complexity.SIMPLE, facts=facts, sub_queries=[q, *_premise_query(premises)],
+                        premises=premises)
         subs: list[str] = []
         if statements:
             # A multi-hop question: the statement names one document, the question another.
@@ -508,5 +530,5 @@ class RulePlanner:
             # Each later clause as the asker put it: a search needs no carried context.
             subs.append(q)
             subs.extend(_clean(c) for a in asks for c in _CLAUSE_SPLIT.split(a)[1:] if _clean(c))
-        subs = list(dict.fromkeys(subs))[:3]
+        subs = list(dict.fromkeys([*subs[:2], *_premise_query(premises), *subs[2:]]))[:3]
         return Plan(complexity=Complexity.MULTI_PART, facts=facts, sub_queries=subs, premises=premises)

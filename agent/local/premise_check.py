@@ -23,6 +23,7 @@ import numpy as np
 from agent.local.candidates import Candidate, doc_key
 from agent.local.contradiction import alias, value_substitution
 from agent.local.contradiction.negation import denied_clause
+from agent.local.contradiction.origin import credited_elsewhere
 from agent.local.eligibility import eligible
 from agent.local.entailment import fired_cue
 from agent.local.scoring import score_sentences
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 def check_premises(premises: list[str], pvecs: np.ndarray, cands: list[Candidate], sources: list[Source],
                    sent_vecs: np.ndarray, doc_terms: dict[object, set[str]], sibling_map: dict[str, set[str]],
-                   *, params: AuditorParams, asked: str = "") -> PremiseCheck:
+                   *, params: AuditorParams, asked: str = "", trace: list[dict] | None = None) -> PremiseCheck:
     """Every presupposition of the question (agent.types.Plan.premises) checked in turn: the
     first one a sentence contradicts is the premise corrected. Otherwise the result is the
     main premise's (the first): whether it is confirmed decides whether the answer may
@@ -56,7 +57,7 @@ def check_premises(premises: list[str], pvecs: np.ndarray, cands: list[Candidate
         if n and len(set(content_terms(premise)) - kinds) < 2:
             continue
         check = check_premise(premise, pvec, cands, sources, sent_vecs, doc_terms, sibling_map,
-                              params=params, asked=asked)
+                              params=params, asked=asked, trace=trace)
         if check.contradicted:
             return check
         checks.append(check)
@@ -68,10 +69,12 @@ def check_premises(premises: list[str], pvecs: np.ndarray, cands: list[Candidate
 
 def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate], sources: list[Source],
                   sent_vecs: np.ndarray, doc_terms: dict[object, set[str]], sibling_map: dict[str, set[str]],
-                  *, params: AuditorParams, asked: str = "") -> PremiseCheck:
+                  *, params: AuditorParams, asked: str = "", trace: list[dict] | None = None) -> PremiseCheck:
     """Whether the retrieved sentences contradict, assert or say nothing of the premise.
     `asked`: the noun the question asks about ("how many GPUs"), which the premise names as
-    a kind, not as a value another name could replace."""
+    a kind, not as a value another name could replace. `trace`, when given, receives one
+    row per sentence read (its relevance, cue, P(CONTRADICT) and role), for
+    bench/premises.py to show why a premise was or was not corrected."""
     if not premise or pvec is None:
         return PremiseCheck(premise=premise)
     if not cands:
@@ -124,6 +127,9 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         elif (relevance >= p.premise_contradict_min and len(loose_anchors) >= 2
               and anchor_coverage(loose_anchors, held) * len(loose_anchors) >= len(loose_anchors) - 1):
             loose.append((sc, cand, source, relevance))
+        elif trace is not None:
+            trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3),
+                          "about": about, "role": "irrelevant"})
     # One pass of the fitted classifier over the relevant sentences (their vectors are
     # the ones already computed: no model run here).
     contradicts, rows = p.premise_model.contradiction(
@@ -134,8 +140,15 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         cue = fired_cue(row)
         # A sentence that would assert the premise but for a negation of the clause that
         # carries it denies it ("... is not necessarily responsible for ..."), and never confirms it.
-        if not cue and denied_clause(premise, cand.quote) and _asserts(premise, cand):
+        if not cue and denied_clause(premise, cand.quote) and _asserts(premise, cand, denial=True):
             cue = "negation"
+        # "X invented the Y" against a sentence crediting the Y to a cited work.
+        if not cue and credited_elsewhere(premise, cand.quote):
+            cue = "origin"
+        if trace is not None:
+            trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3),
+                          "support": round(sc.support, 3), "cue": cue, "p_false": round(float(p_false), 3),
+                          "asserts": _asserts(premise, cand), "role": "relevant"})
         # A surface cue, or the classifier (which weighs the cues with the rest).
         if (cue or p_false >= p.premise_false_min) and relevance >= p.premise_contradict_min:
             # Of several disagreeing sentences, the one that shares the premise's rarer
@@ -157,6 +170,10 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
                 rival = (relevance, source, cand.quote, _RIVAL, rank)
     for _, cand, source, relevance in loose:
         rank = (relevance + _weighted_share(terms, cand, idf)) / 2
+        if trace is not None:
+            trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3), "role": "loose",
+                          "cue": "entity" if value_substitution(premise, cand.quote, context=cand.context,
+                                                                fixed=fixed) else ""})
         if value_substitution(premise, cand.quote, context=cand.context, fixed=fixed):
             if best is None or rank > best[4]:
                 best = (relevance, source, cand.quote, "entity", rank)
@@ -258,10 +275,14 @@ def _quotable(quote: str, source: Source) -> str:
     return quote
 
 
-def _asserts(premise: str, cand: Candidate) -> bool:
+def _asserts(premise: str, cand: Candidate, *, denial: bool = False) -> bool:
     """The sentence (with its context) could assert the premise: every number of the premise
     (spelled-out counts too) and every name of it (or an alias: "SBERT" for
-    "Sentence-BERT") is there, and at least half of its relation words."""
+    "Sentence-BERT") is there, and at least half of its relation words. For a sentence
+    that denies something (`denial`), the relation words must be its own: the sentence
+    before may lend it its names, but "Extended-context models are not necessarily better
+    at using input context" after a sentence saying that models and their extended-context
+    counterparts perform the same denies another relation than that one."""
     from agent.local.contradiction import spell_digits
     from agent.local.text import numbers
 
@@ -287,6 +308,12 @@ def _asserts(premise: str, cand: Candidate) -> bool:
     # of the premise's common words (not names, not numbers) must be there.
     names = set(anchor_terms(premise))
     relation = [t for t in content_terms(premise) if t not in names and not any(c.isdigit() for c in t)]
+    if denial:
+        # Its subject may still come from the title or the sentence before ("Osprey ..."),
+        # and a hyphenated word counts once, not once more for each of its parts.
+        parts = {p for t in relation if "-" in t for p in t.split("-")}
+        relation = [t for t in relation if t != _subject(premise) and t not in parts]
+        return not relation or coverage(relation, cand.terms) >= 0.5
     return not relation or coverage(relation, cand.terms | term_set(cand.context)) >= 0.5
 
 

@@ -154,10 +154,24 @@ def restates(sentence: str, question: str) -> bool:
     return not negated or set(negated) <= set(words(question))
 
 
+# A quotation ("...", “...”) is another text's wording.
+_QUOTATION = re.compile(r'"[^"]*"|“[^”]*”')
+
+
 def _repeats_a_run(text: str) -> bool:
-    tokens = [w.lower() for w in re.findall(r"\w+", text)]
-    runs = [tuple(tokens[i:i + REPEAT_WORDS]) for i in range(len(tokens) - REPEAT_WORDS + 1)]
-    return len(set(runs)) < len(runs)
+    """Whether the text says a run of REPEAT_WORDS words twice. Two quotations may share one: a
+    premise correction quotes the premise and the sentence that denies it, which often share
+    their wording ("... selects three experts for every token at each layer" / "For every
+    token, at each layer, a router network selects two experts ..."); the writer repeated
+    nothing. A run said twice inside one quotation, or twice outside them, still counts."""
+    parts = [m.group(0) for m in _QUOTATION.finditer(text)] + [_QUOTATION.sub(" | ", text)]
+    for part in parts:
+        tokens = [w.lower() for w in re.findall(r"\w+|\|", part)]
+        runs = [tuple(tokens[i:i + REPEAT_WORDS]) for i in range(len(tokens) - REPEAT_WORDS + 1)]
+        runs = [r for r in runs if "|" not in r]
+        if len(set(runs)) < len(runs):
+            return True
+    return False
 
 
 _ENDS = (".", "!", "?", '"', "\u201d", ")")

@@ -1,5 +1,5 @@
 """Instead-of frames: "A instead of / rather than / in place of B", "replacing B with A",
-"not B but A", "dispensing with B", and a sentence that chooses what a claim set aside."""
+"not B but A", "dispensing with B" (or eschewing, forgoing, abandoning it), and a sentence that chooses what a claim set aside."""
 
 from __future__ import annotations
 
@@ -18,10 +18,14 @@ _ALTERNATIVE = [
     (re.compile(r"\bnot\s+(?P<b>[^,;:()]{3,60}?)\s*,?\s+but\s+(?P<a>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
     (re.compile(r"\b(?:dispens(?:e|es|ed|ing)|do(?:es)? away|did away|doing away)\s+with\s+(?P<b>[^,;:().]{3,80})",
                 re.IGNORECASE), "", "b"),
+    # Verbs that set a thing aside as "dispensing with" does ("a model eschewing recurrence",
+    # "we forgo fine-tuning", "abandoning the encoder"): general English, not a benchmark's.
+    (re.compile(r"\b(?:eschew(?:s|ed|ing)?|fore?go(?:es|ing|ne)?|forwent|abandon(?:s|ed|ing)?)\s+"
+                r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "", "b"),
 ]
 # Words without which each _ALTERNATIVE pattern cannot match (a quick test before the scan).
 _ALTERNATIVE_WORDS = [("instead of", "rather than", "in place of", "as opposed to"), ("replac",), ("not",),
-                      ("dispens", "away")]
+                      ("dispens", "away"), ("eschew", "forgo", "forego", "forgoing", "forwent", "abandon")]
 
 
 def _head(phrase: str, *, last: bool) -> set[str]:

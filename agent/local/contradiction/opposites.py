@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 
 from agent.local.contradiction.negation import CLAUSE_END
-from agent.local.contradiction.terms import content
+from agent.local.contradiction.terms import content, titled_stems
 from agent.local.text import ANTONYMS, NEGATIONS, STOPWORDS, stem, words
 
 # "A is faster than B": the comparative and what stands on each side of it.
@@ -65,8 +65,12 @@ def rankings(text: str) -> list[tuple[set[str], set[str]]]:
         # "preferred to" ranks with "to".
         if _CHOICE.match(word) and not (joiner == "over" or (joiner == "to" and word.startswith("prefer"))):
             continue
-        before = CLAUSE_END.split(text[: m.start()])[-1]
-        first = set(content(before)[-4:])
+        clauses = CLAUSE_END.split(text[: m.start()])
+        before = clauses[-1]
+        # A ranking set off after a comma ("X achieved bad results on Y (Table 1), worse than
+        # Z") has no side of its own before it: it ranks the sentence's subject.
+        subject = not content(before) and len(clauses) > 1
+        first = set(content(clauses[0])[:4] if subject else content(before)[-4:])
         second = set(content(m.group("after"))[:3])
         first |= {stem(p) for w in words(before)[-6:] if "-" in w for p in w.split("-") if len(p) > 1}
         second |= {stem(p) for w in words(m.group("after"))[:4] if "-" in w for p in w.split("-") if len(p) > 1}
@@ -144,6 +148,28 @@ def _antonym_frames(text: str) -> dict[str, set[str]]:
     return out
 
 
+def _graded(adjective: str) -> tuple[str, ...]:
+    """An adjective with its comparative and superlative ("long", "longer", "longest")."""
+    stem_ = adjective[:-1] if adjective.endswith("e") else adjective
+    return adjective, f"{stem_}er", f"{stem_}est"
+
+
+# Gradable opposites in every degree (agent.local.text.ANTONYMS lists base and comparative
+# forms of a few): "the longest paths" against "the shortest paths". General English.
+_DEGREE_PAIRS = [("long", "short"), ("high", "low"), ("large", "small"), ("fast", "slow"), ("strong", "weak"),
+                 ("wide", "narrow"), ("deep", "shallow")]
+_DEGREES: dict[str, set[str]] = {}
+for _a, _b in [*((a, b) for x, y in _DEGREE_PAIRS for a, b in zip(_graded(x), _graded(y))),
+               ("best", "worst"), ("big", "small"), ("bigger", "smaller"),
+               ("biggest", "smallest"), ("early", "late"), ("earlier", "later"), ("earliest", "latest")]:
+    _DEGREES.setdefault(_a, set()).add(_b)
+    _DEGREES.setdefault(_b, set()).add(_a)
+
+
+def _opposites(word: str) -> set[str]:
+    return ANTONYMS.get(word, set()) | _DEGREES.get(word, set())
+
+
 def antonym_in_slot(claim: str, sentence: str) -> bool:
     """The sentence uses the opposite of one of the claim's words (agent.local.text.ANTONYMS)
     in that word's place: next to one of the content words that stand next to it in the
@@ -151,9 +177,11 @@ def antonym_in_slot(claim: str, sentence: str) -> bool:
     in the sentence speaks of something else ("... before contrastive pre-training" is not
     denied by "After this step, we end up with ...")."""
     claim_frames, sent_frames = _antonym_frames(claim), _antonym_frames(sentence)
+    # The words of a quoted title name a paper: the claim asserts nothing with them.
+    titled = titled_stems(claim)
     for w, near in claim_frames.items():
-        opposite = ANTONYMS.get(w)
-        if not opposite or w in sent_frames or opposite & claim_frames.keys():
+        opposite = _opposites(w)
+        if not opposite or w in sent_frames or opposite & claim_frames.keys() or stem(w) in titled:
             continue
         if any(near & sent_frames[o] for o in opposite & sent_frames.keys()):
             return True

@@ -1,10 +1,10 @@
-"""Number clashes: the same word next to another number ("8 heads" / "16 heads")."""
+"""Number clashes: the same word next to another number, on the same side ("8 heads" / "16 heads")."""
 
 from __future__ import annotations
 
 import re
 
-from agent.local.text import STOPWORDS, numbers, stem, words
+from agent.local.text import LABEL_NUMBER, STOPWORDS, numbers, stem, words
 
 NUMBER_TOKEN = re.compile(r"^\d+(?:[.,]\d+)*%?$")
 # Counts are often spelled out ("two experts", "top-two"): read them as digits so "four of
@@ -23,14 +23,21 @@ def spell_digits(text: str) -> str:
     return _SPELLED_RE.sub(lambda m: _SPELLED[m.group(1).lower()], text)
 
 
-def _number_neighbours(text: str) -> dict[str, set[str]]:
-    """Each number of the text with the content words right next to it ("4000 warmup steps")."""
-    ws = [w for w in words(text) if w not in STOPWORDS]
-    out: dict[str, set[str]] = {}
+# "section 3.2", "Table 4", "[101]": a part of the paper or a reference, not a value (as
+# agent.local.text.numbers reads them, in any case).
+_LABEL = re.compile(LABEL_NUMBER.pattern, re.IGNORECASE)
+
+
+def _number_neighbours(text: str) -> dict[str, tuple[set[str], set[str]]]:
+    """Each number of the text with the content words right before it and right after it
+    ("the 4000 warmup steps" -> ({...}, {warmup, step})); labels and references are no numbers."""
+    ws = [w for w in words(_LABEL.sub(" ", text)) if w not in STOPWORDS]
+    out: dict[str, tuple[set[str], set[str]]] = {}
     for i, w in enumerate(ws):
         if NUMBER_TOKEN.match(w.rstrip(".")):
-            near = {stem(x) for x in ws[max(0, i - 2):i] + ws[i + 1:i + 3] if not NUMBER_TOKEN.match(x)}
-            out.setdefault(w.rstrip(".").replace(",", ""), set()).update(near)
+            before, after = out.setdefault(w.rstrip(".").replace(",", ""), (set(), set()))
+            before.update(stem(x) for x in ws[max(0, i - 2):i] if not NUMBER_TOKEN.match(x))
+            after.update(stem(x) for x in ws[i + 1:i + 3] if not NUMBER_TOKEN.match(x))
     return out
 
 
@@ -48,13 +55,17 @@ def number_substitution(claim: str, sentence: str) -> bool:
         return False
     sent_nums = _number_neighbours(sentence)
     present = numbers(sentence)
-    for value, near in claim_nums.items():
+    for value, (before, after) in claim_nums.items():
         if value in present or value.rstrip("%") in present:
             continue
-        for other, other_near in sent_nums.items():
+        for other, (other_before, other_after) in sent_nums.items():
+            # The same word on the same side: what is counted ("8 heads" / "16 heads") or what
+            # the value is of ("a dropout of 0.1"); "indexing [101]" or "described in section
+            # 3.2" holds no value of "8 parallel attention heads".
+            same_slot = before & other_before or after & other_after
             # Numbers of one kind only: a share against a share, a year against a year
             # ("the 2022 World Cup" is not contradicted by "13 goals at World Cups").
-            if (other != value and near & other_near and ("%" in other) == ("%" in value)
+            if (other != value and same_slot and ("%" in other) == ("%" in value)
                     and _is_year(other) == _is_year(value)):
                 return True
     return False
