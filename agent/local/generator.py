@@ -7,7 +7,8 @@
   question gets "Yes" or "No" first. A fact's best sentence that leans on the one before it
   (it opens by referring back: "For each of these ...", "This means ...") is preceded by
   that sentence, in place of a second-best one (lead_sentence). A partial answer notes which
-  facts had no evidence.
+  facts had no evidence, a part of a multi-part question by its place ("part 2 of 2: ...");
+  an answer that states nothing for a part is partial whatever the verdict (_missing_parts).
 - Conflicting evidence: neither sentence is stated as fact; both are reported, cited.
 - FALSE_PREMISE: says the premise does not hold and quotes the contradicting sentence.
 - CLARIFY: asks which paper or result is meant and offers rephrasings built from the
@@ -78,8 +79,12 @@ class ExtractiveGenerator:
                                                citations=[marker[c.chunk_ids[1]]], quote=c.quotes[1]))
         outcome = Outcome.ANSWER if audit.verdict == Verdict.SUFFICIENT and not audit.conflicts else Outcome.PARTIAL
         notes = []
-        if outcome == Outcome.PARTIAL and audit.missing:
-            notes.append("No supporting evidence was found for: " + "; ".join(audit.missing))
+        missing = _missing_parts(audit, sentences, marker)
+        if missing and outcome == Outcome.ANSWER:
+            # A part the answer says nothing about: the answer is partial, whatever the verdict.
+            outcome = Outcome.PARTIAL
+        if outcome == Outcome.PARTIAL and missing:
+            notes.append("No supporting evidence was found for: " + "; ".join(missing))
         if audit.conflicts:
             notes.append("The retrieved passages contradict each other on: "
                          + "; ".join(dict.fromkeys(c.fact for c in audit.conflicts)))
@@ -168,6 +173,23 @@ def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int],
             first = out.pop(n)
             out.insert(0, first.model_copy(update={"text": f"{answer.capitalize()}: {first.text}"}))
     return out
+
+
+def _missing_parts(audit: AuditResult, sentences: list[DraftSentence], marker: dict[int, int]) -> list[str]:
+    """What the audit found missing, each part of a multi-part question named as one ("part 2
+    of 2: why is it added?"), and any part the answer holds no sentence for although the
+    audit did not list it (its only sentences were disputed or not among the sources)."""
+    stated = [term_set(s.quote) for s in sentences if s.quote]
+    parts: dict[str, str] = {}  # what the note says of a part -> how it names it
+    for n, f in enumerate(audit.facts):
+        # The auditor may name a part as the planner worded it, without what it added.
+        named = next((m for m in audit.missing if f.fact.startswith(m)), "")
+        # A part's sentence dropped as a near-duplicate of another part's is stated by that one.
+        held = any(any(_near_duplicate(term_set(s.quote), t) for t in stated) for s in _usable(f.sentences, marker))
+        if named or not held:
+            text = named or f.fact
+            parts[text] = f"part {n + 1} of {len(audit.facts)}: {text}" if len(audit.facts) > 1 else text
+    return [*parts.values(), *(m for m in audit.missing if m not in parts)]
 
 
 def _near_duplicate(a: set[str], b: set[str]) -> bool:

@@ -405,6 +405,9 @@ def _names(text: str) -> list[str]:
     return list(out)
 
 
+RESOLVE_NEEDS = True
+
+
 def _needs(asks: list[str], statements: list[str]) -> list[str]:
     """Each asking clause of the question as a need of its own (at most three): a clause that
     comes after the first carries what the question said before it. Its lead-in ("In X, ...")
@@ -419,6 +422,8 @@ def _needs(asks: list[str], statements: list[str]) -> list[str]:
             bare = _BARE_WH.match(clause)
             if bare and n:
                 clause = _elided(bare.group("wh"), clauses[n - 1])
+            if n and RESOLVE_NEEDS:
+                clause = _resolved(clause, clauses[0], need=True)
             for part in _coordinated(clause):
                 # The first clause after a statement only resolves "it": the statement is a sub-query.
                 needs.append(part if not said else _carry(part, said, lead.group("lead") if lead and n else "",
@@ -478,6 +483,65 @@ def _carry(clause: str, said: str, lead: str, *, situate: bool = True) -> str:
     return clause
 
 
+# A reference back to something an earlier clause named: a pronoun, or a demonstrative
+# with its noun ("that choice", "these models"); "that" before a clause ("that the model
+# ...") or a function word is no demonstrative.
+_ANAPHOR = re.compile(r"\b(?:(?P<dem>(?i:this|that|these|those))\s+(?P<noun>[a-z][\w\-]*)"
+                      r"|(?P<pro>(?i:it|its|they|them|their)))\b")
+# Words after which "that" starts a clause ("is it true that models ...", "they show that
+# ..."), not a demonstrative.
+_SAYS = frozenset({"true", "false", "show", "shows", "showed", "shown", "find", "finds", "found", "claim", "claims",
+                   "claimed", "say", "says", "said", "report", "reports", "reported", "argue", "argues", "argued",
+                   "note", "notes", "noted", "state", "states", "stated", "mean", "means", "so", "suggest",
+                   "suggests", "prove", "proves", "observe", "observed", "assume", "given", "fact", "such"})
+
+
+def _referent(clause: str) -> str:
+    """What a later clause's "it" / "that choice" refers to, for its search: the kind of
+    thing the first clause asks for ("Which retriever does X plug in" -> "the retriever")
+    of the names it says ("of X"), or those names alone ("" when it names nothing)."""
+    names = [n for n in _names(clause) if n.lower() not in STOPWORDS]
+    noun = asked_noun(clause)
+    # "Which of the N ..." names its noun after "of": no kind is named before it.
+    noun = "" if noun.split()[:1] and noun.split()[0].lower() in STOPWORDS else noun
+    named = " ".join(n for n in names if not set(content_terms(n)) <= set(content_terms(noun)))
+    if noun and named:
+        return f"the {noun} of {named}"
+    return f"the {noun}" if noun else named
+
+
+def _resolved(clause: str, first: str, *, need: bool = False) -> str:
+    """A later clause of a multi-part question as a search: a reference back to the first
+    clause ("what advantages do the authors give for that choice?", "why is it added?")
+    becomes what it refers to (_referent), so the search has a subject. Only the sub-query
+    changes: the premises keep the asker's words. With `need` (the clause is a need the
+    auditor scores sentences against), only a referent that is one thing: a kind the first
+    clause asks for, or its one name ("RAG Gao" from "Which of the abilities of the Gao et
+    al. RAG survey" is two names, no referent)."""
+    first = first.rstrip("?")
+    referent = _referent(first)
+    if not referent or (need and not referent.startswith("the ") and len(_names(first)) != 1):
+        return clause
+    # "they"/"their" are the plural the first clause asks for; its names alone are one thing
+    # each ("When building X, how were crowdworkers ..., and did they ...": not X).
+    plural = referent.startswith("the ")
+
+    def swap(m: re.Match) -> str:
+        pro = (m.group("pro") or "").lower()
+        # In a need, "it"/"its" are _carry's (the one name); "they" the plural asked for.
+        if (pro in ("they", "them", "their") and not plural) or (need and pro in ("it", "its")):
+            return m.group(0)
+        if pro:
+            return f"{referent}'s" if pro in ("its", "their") else referent
+        noun = m.group("noun")
+        before = re.findall(r"[\w']+", clause[:m.start()])[-1:]
+        if noun.lower() in STOPWORDS or (before and before[0].lower() in _SAYS):
+            return m.group(0)
+        return referent if set(content_terms(noun)) <= set(content_terms(referent)) else f"the {noun} of {referent}"
+
+    return _clean(_ANAPHOR.sub(swap, clause))
+
+
 class RulePlanner:
     def plan(self, question: str) -> Plan:
         q = _clean(question)
@@ -527,8 +591,11 @@ class RulePlanner:
             subs.append(_clean(context))
             subs.append(_clean(" ".join(asks)))
         else:
-            # Each later clause as the asker put it: a search needs no carried context.
+            # Each later clause as its own search, its reference back ("that choice", "it")
+            # replaced by what the first clause asked about (_resolved).
             subs.append(q)
-            subs.extend(_clean(c) for a in asks for c in _CLAUSE_SPLIT.split(a)[1:] if _clean(c))
+            for a in asks:
+                clauses = [_clean(c) for c in _CLAUSE_SPLIT.split(a) if _clean(c)]
+                subs.extend(_resolved(c, clauses[0]) for c in clauses[1:])
         subs = list(dict.fromkeys([*subs[:2], *_premise_query(premises), *subs[2:]]))[:3]
         return Plan(complexity=Complexity.MULTI_PART, facts=facts, sub_queries=subs, premises=premises)
