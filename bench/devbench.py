@@ -162,7 +162,7 @@ def main() -> None:
     for config in configs:
         # Each configuration starts with a cold sentence-vector cache: no one profits from
         # the sentences an earlier configuration embedded.
-        local_embed._CACHE.clear()
+        local_embed.clear()
         mine = [r for r in runs if r.config_name == config]
         for run in mine:
             sb.run_execute_in_process(run)

@@ -205,7 +205,7 @@ def main() -> None:
         results[row] = {}
         # The sentence embeddings are cached per process: without this, every row after the
         # first would find its candidate sentences already embedded and look faster.
-        sentence_embed._CACHE.clear()
+        sentence_embed.clear()
         for q in questions:
             run = run_create(collection=collection, user=user, question=q["question"], config_name=config,
                              enqueue=False)

@@ -52,6 +52,13 @@ def cached(embed: EmbedFn, space: str | None = None) -> EmbedFn:
     return run
 
 
+def clear() -> None:
+    """Forget every cached vector (a benchmark timing cold runs)."""
+    with _lock:
+        for cache in _SPACES.values():
+            cache.clear()
+
+
 def local_space() -> str:
     """The embedding space of the local embedder (its model id), shared by its cached wrappers."""
     from knowledge.embeddings import LOCAL_MODEL_ID
