@@ -81,9 +81,13 @@ class AuditorParams:
     # order of its FEATURES) and the probabilities that make a fact SUPPORTED / a sentence
     # worth stating at all. Fitted and chosen by bench/calibrate_selection.py on the devbench
     # calibration half (about 1 candidate in 40 holds a gold span, hence the small values).
-    # The refit on the calibration halves of all three labelled sets is not the default yet:
+    # The refit on the calibration halves of all three labelled sets is not the default:
     # agent.local.sufficiency reads its best candidate and must be refitted with it
-    # (docs/benchmarks.md, "Selection refit on all calibration sets (stop 26)").
+    # (docs/benchmarks.md, "Selection refit on all calibration sets (stop 26)"); the pair,
+    # refitted together, puts more gold sentences into held-out answers but refuses an
+    # answerable held-out question the defaults answer ("Selection and need refit
+    # together", stop 26: the joint need fit answers unconfirmed premises, the offset one
+    # is branch joint-candidate).
     selection_weights: tuple[float, ...] = (0.8158, 0.835, 1.0167, 1.1054, 0.7608, 0.418, 0.5017, 0.5511, 0.0, 0.0,
                                              0.0, 0.0, 0.0)
     selection_bias: float = -6.1972
