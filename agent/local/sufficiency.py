@@ -55,7 +55,7 @@ import numpy as np
 
 from agent.local.answer_type import need_of
 from agent.local.selection import FEATURES
-from agent.local.text import content_terms, coverage
+from agent.local.text import anchor_terms, content_terms, coverage, stem
 
 ALL_FEATURES = ("best_logit", "margin", "support", "idf_context", "answer_fit", "focus", "anchors", "focus_miss",
                 "fit_gap", "miss_and_gap", "premise_unconfirmed")
@@ -79,13 +79,19 @@ _MEASURES = frozenset(content_terms("number percentage percent fraction share pr
 def asked_focus(fact: str) -> list[str]:
     """The stemmed terms of what the need asks for: the focus of agent.local.answer_type
     ("how many *GPUs*", "which *optimizer*"), else the noun of "what is the N of ..."
-    ("what is the *carbon footprint* of ..."), less the nouns that only name a measure;
-    [] when the need names none."""
+    ("what is the *carbon footprint* of ..."), less the nouns that only name a measure and
+    the names the need is about ("what share of *XOR-TyDi QA* answers": the asked thing is
+    the answers; a sentence about the dataset need not repeat its name), unless nothing else
+    is left; [] when the need names none."""
     focus = need_of(fact).focus
     if not focus:
         m = _WHAT_THE_N.match(fact.strip())
         focus = content_terms(m.group("n")) if m else []
-    return [t for t in focus if t not in _MEASURES]
+    focus = [t for t in focus if t not in _MEASURES]
+    names = {stem(part) if part != name else name
+             for name in anchor_terms(fact) for part in (name, *re.split(r"[-_]", name)) if part}
+    asked = [t for t in focus if t not in names]
+    return asked or focus
 
 
 def focus_miss(focus: list[str], sentence_terms: set[str], context_terms: set[str]) -> float:

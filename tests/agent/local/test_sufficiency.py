@@ -238,6 +238,10 @@ def test_the_auditor_threshold_is_a_parameter(embed):
     ("What share of the fields does Harrowgate extract correctly?", ["field"]),
     ("What is the accuracy of the strongest rule-based system?", []),
     ("What BLEU score does Harrowgate reach?", ["bleu"]),
+    # A name in the focus is what the question is about, not what it asks for; a focus of
+    # names only stays.
+    ("What share of Harrowgate-XL fields are extracted correctly?", ["field"]),
+    ("How many A100 GPUs does Harrowgate use?", ["a100", "gpus"]),
     # A definition or a yes/no question names no focus.
     ("What is Harrowgate?", []),
     ("Does Harrowgate use a graph?", []),
@@ -347,8 +351,8 @@ def test_the_need_features_carry_the_focus_miss_and_the_answer_fit_gap():
 # (docs/benchmarks.md, "Refusals, stop 24"); not the default, since it refused more answerable
 # held-out questions. Its features are parameters of the role like its weights.
 # A need model's weights hold for the selection model whose logit (best_logit) it was fitted
-# on, so the frozen models below keep the selection weights of their day (stop 25's), not
-# whatever the default becomes (docs/benchmarks.md, "Selection and need refit together").
+# on, so the frozen models below keep the selection weights of their day (stop 25's: the
+# default until the refit on all calibration halves, docs/benchmarks.md, stop 26).
 FORMER_SELECTION = {"selection_weights": (0.8158, 0.835, 1.0167, 1.1054, 0.7608, 0.418, 0.5017, 0.5511, 0.0, 0.0,
                                           0.0, 0.0, 0.0),
                     "selection_bias": -6.1972, "answer_min": 0.04}
@@ -422,13 +426,18 @@ def test_questions_whose_answer_names_the_focus_or_gives_the_measure_are_still_a
     ("Which optimizer is used to train Harrowgate?", "Adam"),
     ("What batch size is used to train Harrowgate?", "32"),
     ("What share of the fields does Harrowgate extract correctly?", "88.4%"),
-    # The selection refit of stop 26 loses this one (its sentence's P(answers) 0.03, under
-    # answer_partial_min): docs/benchmarks.md, "Selection and need refit together".
-    ("What is the accuracy of the strongest rule-based system?", "80.1%"),
 ])
 def test_the_default_answers_them_too(ask, question, expected):
     answer = ask(question)[1]
     assert answer.outcome == Outcome.ANSWER and expected in answer.text
+
+
+@pytest.mark.xfail(strict=True, reason="the selection refit (stop 26) gives the only sentence holding 80.1% "
+                   "P(answers) 0.03 (0.11 before), under answer_partial_min 0.04: no candidate, refused "
+                   "(docs/benchmarks.md, 'Selection and need refit together')")
+def test_the_default_answers_a_measure_question_whose_sentence_names_only_the_compared_system(ask):
+    answer = ask("What is the accuracy of the strongest rule-based system?")[1]
+    assert answer.outcome == Outcome.ANSWER and "80.1%" in answer.text
 
 
 def test_the_answering_quotes_are_the_candidates_whose_own_need_probability_clears_need_min(embed):
