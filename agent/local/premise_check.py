@@ -24,6 +24,7 @@ from agent.local.candidates import Candidate, doc_key
 from agent.local.contradiction import alias, value_substitution
 from agent.local.contradiction.negation import denied_clause
 from agent.local.contradiction.origin import credited_elsewhere
+from agent.local.contradiction.roles import swapped_role
 from agent.local.eligibility import eligible
 from agent.local.entailment import fired_cue
 from agent.local.scoring import score_sentences
@@ -145,6 +146,9 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         # "X invented the Y" against a sentence crediting the Y to a cited work.
         if not cue and credited_elsewhere(premise, cand.quote):
             cue = "origin"
+        # "X chose A as their B" against a list giving A another role and B another name.
+        if not cue and swapped_role(premise, cand.quote):
+            cue = "role"
         if trace is not None:
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3),
                           "support": round(sc.support, 3), "cue": cue, "p_false": round(float(p_false), 3),
