@@ -5,6 +5,7 @@ the paper gives), each asked of the whole collection.
 
     nice .venv/bin/python bench/premises.py --var var/bench-blind --collection blind --split calibration
     ... --split test
+    ... --questions bench/blind2/questions.jsonl --split calibration   # a blind set's questions
     ... --params '{"premise_false_min": 0.5}'   # AuditorParams fields to override
 
 Per question it prints the outcome, the presuppositions the planner extracted, and what the
@@ -30,9 +31,21 @@ import _devbench_common as common
 QUESTIONS = common.ROOT / "bench" / "premise_questions.jsonl"
 
 
-def load(split: str) -> list[dict]:
-    rows = [json.loads(line) for line in QUESTIONS.open(encoding="utf-8") if line.strip()]
-    return [q for q in rows if split == "all" or q["split"] == split]
+def load(split: str, path: Path = QUESTIONS) -> list[dict]:
+    """The questions of one split. A blind set (bench/blind2: category, expected_outcome,
+    evidence) is read as premise questions too: its false premises against its answerable
+    and multi-part questions, whose premises are true (out-of-scope and vague ones are left out)."""
+    rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+    rows = [q if "expected_behavior" in q else _from_blind(q) for q in rows]
+    return [q for q in rows if q and (split == "all" or q["split"] == split)]
+
+
+def _from_blind(q: dict) -> dict:
+    if q["category"] not in ("answerable", "multi_part", "false_premise"):
+        return {}
+    false = q["expected_outcome"] == "FALSE_PREMISE"
+    return {**q, "form": q["category"], "expected_behavior": "DEBUNK_FALSE_PREMISE" if false else "ANSWER",
+            "required_evidence_spans": [e["text"] for e in q["evidence"]] or [""]}
 
 
 def _same_sentence(quote: str, span: str) -> bool:
@@ -62,6 +75,8 @@ def main() -> None:
     parser.add_argument("--collection", default="blind")
     parser.add_argument("--split", default="calibration", choices=("calibration", "test", "all"))
     parser.add_argument("--config", default="agentic")
+    parser.add_argument("--questions", default=str(QUESTIONS),
+                        help="bench/premise_questions.jsonl, or a blind set (bench/blind2/questions.jsonl)")
     parser.add_argument("--only", default="", help="comma-separated question ids")
     parser.add_argument("--params", default="", help='AuditorParams fields to override, as JSON')
     args = parser.parse_args()
@@ -93,7 +108,7 @@ def main() -> None:
     overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(args.params or "{}").items()}
     only = set(filter(None, args.only.split(",")))
     tally: dict[str, Counter] = {}
-    for q in load(args.split):
+    for q in load(args.split, Path(args.questions)):
         if only and q["question_id"] not in only:
             continue
         roles = build_roles(cfg, "local", embed=portal_embed())

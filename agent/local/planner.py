@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from agent.local.contradiction import spell_digits
 from agent.local.text import STOPWORDS, anchor_terms, content_terms
 from agent.types import Complexity, Plan
 
@@ -112,6 +113,9 @@ _PARTICIPLE = re.compile(
     r"met|left|lost|meant|said|told|sold|brought|bought|taught|thought|caught|shown|known|seen|grown|drawn|"
     r"thrown|given|taken|chosen|written|driven|broken|spoken|proven|frozen)$", re.IGNORECASE)
 _BE = frozenset({"is", "are", "was", "were"})
+# Before a participle these make it an adjective ("the unsupervised evaluation"), not a passive's verb.
+_DETERMINERS = frozenset({"the", "a", "an", "its", "their", "his", "her", "our", "this", "these", "those", "each",
+                          "every", "some", "any", "no"})
 # "What does X measure/mean/stand for?" asks for a definition, as "What is X?" does: it
 # presupposes only X. (In the past, "What did the authors measure?" asks what was measured.)
 _DEFINITION = re.compile(r"^what\s+(?:does|do)\s+.+\s+(?:measure|mean|stand\s+for|refer\s+to|denote|represent)$",
@@ -122,6 +126,9 @@ _WHAT_AUX = re.compile(r"^(?:what|whom|who)\s+(?P<aux>do|does|did|has|have|had)\
 # "Who invented X" / "Which model outperforms X" -> "someone invented X" / "model outperforms X".
 _WHO_VERB = re.compile(r"^(?:who|which\s+(?P<noun>[\w\-]+))\s+(?P<body>(?!is\b|are\b|was\b|were\b)[a-z]\w+\s+.+?)\??$",
                        re.IGNORECASE)
+# "Which of the 10 languages of X has the most N?" -> "one of the 10 languages of X has the most N".
+_WHICH_OF = re.compile(r"^(?:which|who)\s+of\s+(?P<rest>the\s+.+?)\??$", re.IGNORECASE)
+_VERB_FORM = re.compile(rf"^(?:{_AUX}|\w+ed|\w+s)$", re.IGNORECASE)
 # Words that name no paper, result or term: a question made only of these is vague.
 _GENERIC = frozenset(content_terms(
     "result results finding findings conclusion conclusions summary summarize summarise overview it this that "
@@ -169,11 +176,53 @@ def _topic(text: str, drop: str = "") -> str:
     return " ".join(kept[:12])
 
 
+# A full stop that ends an abbreviation ends no sentence ("In the Gao et al. RAG survey, ...").
+_ABBREVIATION = re.compile(r"\b(?:et\s+al|e\.g|i\.e|cf|vs|fig|eq|sec|no|approx|resp)\.$", re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(?:it|they|them)\b", re.IGNORECASE)
+
+
+def _whole_sentences(sentences: list[str]) -> list[str]:
+    """The sentences, a piece cut after an abbreviation joined to the piece after it."""
+    out: list[str] = []
+    for s in sentences:
+        if out and _ABBREVIATION.search(out[-1]) and not re.match(rf"{_WH}\b", s, re.IGNORECASE):
+            out[-1] = f"{out[-1]} {s}"
+        else:
+            out.append(s)
+    return out
+
+
+def _names_of(text: str) -> set[str]:
+    """The text's names ("Doc2query", "E5", "BERT", a capitalised first word: "Ragas use ..."),
+    not its plain numbers ("16", "0.05")."""
+    from agent.local.text import stem
+
+    first = re.match(r"\s*([A-Z][\w\-]+)", text)
+    lead = {stem(first.group(1).lower())} if first and first.group(1).lower() not in STOPWORDS else set()
+    return lead | {a for a in anchor_terms(text) if not re.fullmatch(r"[\d.,%]+", a)}
+
+
+def _well_formed(presupposed: str, clause: str) -> bool:
+    """Whether a question clause's presupposition has a subject of its own: one that names
+    nothing and whose subject is the very thing asked ("some share are copied from the input
+    document", cut from "Of the words Doc2query predicts, what share are new and what share
+    are copied ...?"; "left afterwards text pairs") or a pronoun standing for something named
+    elsewhere ("which algorithm fine-tunes it") says nothing a sentence could deny."""
+    if _names_of(presupposed):
+        return True
+    noun = asked_noun(clause).lower()
+    text = presupposed.lower()
+    headless = text.startswith("some ") or (bool(noun) and (text.startswith(noun) or text.endswith(noun)))
+    return not headless and not _PRONOUN.search(presupposed)
+
+
 def _premises(sentences: list[str]) -> list[str]:
     """Every presupposition of the question, a stated claim first ("X reportedly costs 25%
-    more. Why ...?" presupposes the claim, and what the "why" question does too)."""
+    more. Why ...?" presupposes the claim, and what the "why" question does too). A clause's
+    presupposition that lost its subject is left out (_well_formed)."""
     found: list[str] = []
     asks = []
+    sentences = _whole_sentences(sentences)
     for s in sentences:
         if not _is_question(s) and not _REQUEST.match(_clean(s).rstrip(".")):
             m = _FOLLOWING.match(s.strip())
@@ -186,7 +235,8 @@ def _premises(sentences: list[str]) -> list[str]:
         # experts, route ...?" presupposes that Quill uses eight experts as well).
         for clause in _CLAUSE_SPLIT.split(s):
             clause = _clean(clause)
-            found.extend([presupposition(_ASIDE.sub("", clause)), _relative_clause(clause.rstrip("?").strip())])
+            found.extend(p for p in (presupposition(_ASIDE.sub("", clause)), _relative_clause(clause.rstrip("?").strip()))
+                         if p and _well_formed(p, clause))
     return [p for p in dict.fromkeys(_clean(p).rstrip(".") for p in found) if p]
 
 
@@ -245,9 +295,19 @@ def asked_nouns(question: str) -> str:
     return " ".join(dict.fromkeys(n for n in map(asked_noun, clauses) if n))
 
 
+_LEAD_PHRASE = re.compile(r"^(?:in|for|on|within|across|among|according\s+to)\b[^,]*,$", re.IGNORECASE)
+# "Which N is the one where/that X does Y": the N is what the clause describes, so the clause is presupposed.
+_EQUATIVE = re.compile(r"^the\s+(?:[\w\-]+\s+){0,2}?(?:where|that|which|in\s+which|on\s+which|for\s+which|when)\s+"
+                       r"(?P<clause>.+)$", re.IGNORECASE)
+
+
 def _relative_clause(q: str) -> str:
     """What a relative clause of the question says of its noun ("" when there is none)."""
     m = _NONRESTRICTIVE.search(q)
+    # "In the X survey, which steps make up Y": the comma ends a leading phrase, and "which"
+    # asks the question; it qualifies no noun.
+    if m and _LEAD_PHRASE.match(q[:m.end("np") + 1]):
+        m = None
     if m:
         np = re.sub(rf"^{_WH}\s+", "", m.group("np"), flags=re.IGNORECASE)
         # The clause qualifies the nearest noun: the name just before the comma, if there is one
@@ -299,12 +359,28 @@ def _main_presupposition(q: str) -> str:
     m = _WHAT_AUX.match(q)
     if m:
         return _clean(m.group("body"))
+    m = _WHICH_OF.match(q)
+    if m:
+        return _which_of(m.group("rest"))
     m = _WHO_VERB.match(q)
     if m:
         return _clean(f"{m.group('noun') or ''} {m.group('body')}")
     # A statement with its question word in place ("Quill was trained on how many receipts?").
     if not re.match(rf"^{_WH}\b", q, re.IGNORECASE) and not _IMPERATIVE.match(q) and _IN_SITU.search(q):
         return _clean(_IN_SITU.sub("", q))
+    return ""
+
+
+def _which_of(rest: str) -> str:
+    """ "the 10 languages of X has the most N" -> "one of the 10 languages of X has the most N":
+    the verb is the first auxiliary or -s/-ed form not right after a determiner or a number
+    (those make it the noun: "the two models performs")."""
+    words = rest.split()
+    for i in range(2, len(words)):
+        before = words[i - 1].lower()
+        if _VERB_FORM.match(words[i]) and before not in _DETERMINERS and not before[0].isdigit() \
+                and not spell_digits(before)[0].isdigit():
+            return _clean(f"one of {' '.join(words[:i])} {' '.join(words[i:])}")
     return ""
 
 
@@ -316,9 +392,13 @@ def _existential(noun: str, aux: str, body: str) -> str:
     rate do they use?" -> "they use dropout rate"), where the verb's place is not known."""
     words = body.split()
     if aux.lower() in _BE:
+        m = _EQUATIVE.match(body)
+        if m:
+            return _clean(m.group("clause"))
         if _PARTICIPLE.match(words[0]):
             return _clean(f"some {noun} {aux.lower()} {body}")
-        verb = next((i for i in range(len(words) - 1, 0, -1) if _PARTICIPLE.match(words[i])), 0)
+        verb = next((i for i in range(len(words) - 1, 0, -1) if _PARTICIPLE.match(words[i])
+                     and words[i - 1].lower() not in _DETERMINERS), 0)
         if verb:
             return _clean(f"{' '.join(words[:verb])} {aux.lower()} {' '.join(words[verb:])} some {noun}")
     return _clean(f"{body} {noun}")

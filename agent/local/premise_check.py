@@ -24,6 +24,7 @@ from agent.local.candidates import Candidate, doc_key
 from agent.local.contradiction import alias, value_substitution
 from agent.local.contradiction.negation import denied_clause
 from agent.local.contradiction.origin import credited_elsewhere
+from agent.local.contradiction.roles import swapped_role
 from agent.local.eligibility import eligible
 from agent.local.entailment import fired_cue
 from agent.local.scoring import score_sentences
@@ -145,12 +146,17 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         # "X invented the Y" against a sentence crediting the Y to a cited work.
         if not cue and credited_elsewhere(premise, cand.quote):
             cue = "origin"
+        # "X chose A as their B" against a list giving A another role and B another name.
+        if not cue and swapped_role(premise, cand.quote):
+            cue = "role"
         if trace is not None:
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3),
                           "support": round(sc.support, 3), "cue": cue, "p_false": round(float(p_false), 3),
                           "asserts": _asserts(premise, cand), "role": "relevant"})
-        # A surface cue, or the classifier (which weighs the cues with the rest).
-        if (cue or p_false >= p.premise_false_min) and relevance >= p.premise_contradict_min:
+        # A surface cue, or the classifier (which weighs the cues with the rest), from a
+        # sentence about the premise's own subject and relation.
+        if ((cue or p_false >= p.premise_false_min) and relevance >= p.premise_contradict_min
+                and _same_topic(premise, cand, fixed)):
             # Of several disagreeing sentences, the one that shares the premise's rarer
             # terms is about the same statement ("The default configuration is MEAN."
             # against a premise about the default), not a neighbouring one.
@@ -164,7 +170,8 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
             confirmed = True
             if sc.coverage >= 1.0:
                 best_confirming = max(best_confirming, relevance)
-        elif not cue and relevance >= p.premise_contradict_min and _rival(premise, cand, p, fixed):
+        elif (not cue and relevance >= p.premise_contradict_min and _rival(premise, cand, p, fixed)
+              and _same_topic(premise, cand, fixed)):
             rank = (relevance + _weighted_share(terms, cand, idf)) / 2
             if rival is None or rank > rival[4]:
                 rival = (relevance, source, cand.quote, _RIVAL, rank)
@@ -174,6 +181,8 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3), "role": "loose",
                           "cue": "entity" if value_substitution(premise, cand.quote, context=cand.context,
                                                                 fixed=fixed) else ""})
+        if not _same_topic(premise, cand, fixed):
+            continue
         if value_substitution(premise, cand.quote, context=cand.context, fixed=fixed):
             if best is None or rank > best[4]:
                 best = (relevance, source, cand.quote, "entity", rank)
@@ -315,6 +324,28 @@ def _asserts(premise: str, cand: Candidate, *, denial: bool = False) -> bool:
         relation = [t for t in relation if t != _subject(premise) and t not in parts]
         return not relation or coverage(relation, cand.terms) >= 0.5
     return not relation or coverage(relation, cand.terms | term_set(cand.context)) >= 0.5
+
+
+def _same_topic(premise: str, cand: Candidate, fixed: frozenset[str]) -> bool:
+    """Whether a sentence is about what the premise says, so that it can deny it: it names
+    the premise's subject or one of its names (with the sentence before and the title), and
+    its own words hold one of the premise's relation words (not a name, not a number, not
+    the noun asked about). "Modular RAG inherits and develops from the previous paradigm"
+    shares only a name with "steps make up the Naive RAG process": it speaks of another relation."""
+    names = set(anchor_terms(premise)) | {_subject(premise)} - {""}
+    relation = {t for t in content_terms(premise) if t not in names and t not in fixed
+                and not any(c.isdigit() for c in t)}
+    if relation and not relation & cand.terms:
+        return False
+    wanted = {n for n in names if not _is_number(n)}
+    own = {h for h in [*anchor_terms(cand.quote), _subject(cand.quote)] if h and not _is_number(h)}
+    # A sentence naming nothing ("we employ h = 8 heads") speaks of its document's subject,
+    # which the check already found to be the premise's.
+    if not wanted or not own:
+        return True
+    around = cand.terms | term_set(cand.context)
+    near = anchor_terms(f"{cand.quote} {cand.context}")
+    return any(n in around or any(alias(n, h) for h in near) for n in wanted)
 
 
 def _weighted_share(terms: list[str], cand: Candidate, idf: dict[str, float]) -> float:

@@ -26,7 +26,8 @@ than a word list fitted to a benchmark:
 
 Negation scope ignores "not only", "not just", "if not", "no matter" (they add or hedge).
 Modules by topic: negation (scope, negated clauses), alternatives (instead-of frames),
-quantities (numbers), opposites (order, direction, antonyms), slots and names (entity-slot clashes).
+quantities (numbers), opposites (order, direction, antonyms), slots and names (entity-slot clashes),
+origin and roles (the premise check's own: a cited origin, a name given another role in a list).
 
 Each cue needs the sentence to be about the claim (the auditor checks relevance with its
 calibrated threshold); the cue only says how it disagrees.

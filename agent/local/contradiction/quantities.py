@@ -41,6 +41,25 @@ def _number_neighbours(text: str) -> dict[str, tuple[set[str], set[str]]]:
     return out
 
 
+def _units(text: str) -> dict[str, set[str]]:
+    """What each number of the text counts or measures: the word right after it ("32
+    snippets", "8 P100 GPUs") or after its "of" ("15% of all WordPiece tokens", "80% of the
+    time"); a number followed by neither ("by about 15% on X") has none."""
+    raw = [w.rstrip(".") for w in words(_LABEL.sub(" ", text))]
+    out: dict[str, set[str]] = {}
+    for i, w in enumerate(raw):
+        if not NUMBER_TOKEN.match(w):
+            continue
+        j = i + 1
+        if j < len(raw) and raw[j].lower() == "of":
+            j += 1
+            while j < len(raw) and raw[j].lower() in STOPWORDS:
+                j += 1
+        if j < len(raw) and raw[j].lower() not in STOPWORDS and not NUMBER_TOKEN.match(raw[j]):
+            out.setdefault(w.replace(",", ""), set()).add(stem(raw[j].lower()))
+    return out
+
+
 def _is_year(value: str) -> bool:
     return bool(re.fullmatch(r"(?:19|20)\d\d", value))
 
@@ -54,6 +73,7 @@ def number_substitution(claim: str, sentence: str) -> bool:
     if not claim_nums:
         return False
     sent_nums = _number_neighbours(sentence)
+    claim_units, sent_units = _units(claim), _units(sentence)
     present = numbers(sentence)
     for value, (before, after) in claim_nums.items():
         if value in present or value.rstrip("%") in present:
@@ -63,6 +83,12 @@ def number_substitution(claim: str, sentence: str) -> bool:
             # the value is of ("a dropout of 0.1"); "indexing [101]" or "described in section
             # 3.2" holds no value of "8 parallel attention heads".
             same_slot = before & other_before or after & other_after
+            # Two numbers that each say what they count are the same quantity only when
+            # they count the same thing: "32 snippets retrieved" gives no count of "all four
+            # retrievers", "80% of the time" no share "of all WordPiece tokens".
+            units, other_units = claim_units.get(value, set()), sent_units.get(other, set())
+            if units and other_units and not units & other_units:
+                continue
             # Numbers of one kind only: a share against a share, a year against a year
             # ("the 2022 World Cup" is not contradicted by "13 goals at World Cups").
             if (other != value and same_slot and ("%" in other) == ("%" in value)

@@ -284,3 +284,23 @@ def test_a_word_of_a_quoted_title_is_no_value_to_substitute():
     # The same word as a value of the relation can be replaced.
     assert contradiction_cue("Harrow tags Long receipts by vendor", "Harrow tags short-form receipts by vendor.",
                              sibling_map=sibling_map, context=chunk) == "substitution"
+
+
+_PARSERS = ("We keep three parsers: a layout parser (Kestrel, Amado et al., 2020), a text-domain parser "
+            "(Osprey, Lin et al., 2021) and a table-domain parser (Heron, Ruiz et al., 2022).")
+
+
+@pytest.mark.parametrize(
+    "claim, swapped",
+    [
+        # The claim's name has another role in the list, and its role another name.
+        ("the Harbor authors chose Osprey as their table-domain parser", True),
+        ("the Harbor authors chose Heron as their table-domain parser", False),
+        # A role the list does not give: nothing to swap.
+        ("the Harbor authors chose Osprey as their image parser", False),
+    ],
+)
+def test_a_name_given_another_role_in_a_list_is_a_swap(claim, swapped):
+    from agent.local.contradiction.roles import swapped_role
+
+    assert swapped_role(claim, _PARSERS) is swapped
