@@ -625,7 +625,7 @@ def _resolved(clause: str, first: str, *, need: bool = False) -> str:
 class RulePlanner:
     def plan(self, question: str) -> Plan:
         q = _clean(question)
-        sentences = [s for s in _SENTENCES.split(q) if s]
+        sentences = _whole_sentences([s for s in _SENTENCES.split(q) if s])
         asks = [s for s in sentences if _is_question(s)] or [q]
         statements = [s for s in sentences if not _is_question(s)]
         premises = _premises(sentences)

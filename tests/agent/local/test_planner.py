@@ -161,3 +161,10 @@ def test_the_asked_noun_is_the_kind_of_thing_the_question_asks_for(question, nou
 def test_every_clause_names_its_asked_noun():
     assert asked_nouns("Harbor tags receipts. What does it measure, and what value did Quill reach?") == "value"
     assert asked_nouns("How many GPUs were used by Lumen, and which optimizer did Quill use?") == "GPUs optimizer"
+
+
+def test_an_abbreviation_inside_a_question_does_not_cut_it_into_a_statement_and_a_question():
+    plan = RulePlanner().plan("In the Smith et al. CSV survey, which stages make up the basic pipeline?")
+
+    assert not any(f.startswith("Is it true") for f in plan.facts)
+    assert all("Smith et al. CSV survey" in f for f in plan.facts)
