@@ -260,6 +260,20 @@ def kernels():
                         du += np.uint64(gaps[ou + xu - ONE])
                         acc[du] += c * impacts[pu + xu]
                     continue
+                if tracking and not filtered:
+                    # Listing each chunk on its first touch without a branch: whether a
+                    # posting's chunk is new is unpredictable, and a mispredicted branch
+                    # costs more than always writing touched[m] (m < n // 4 here).
+                    for x in range(nb):
+                        if x > 0:
+                            d += read(gaps, o, w)
+                            o += w
+                        du = np.uint64(d)
+                        touched[m] = d
+                        m += 1 - np.int64(seen[du])
+                        seen[du] = 1
+                        acc[du] += c * impacts[np.uint64(p0 + x)]
+                    continue
                 for x in range(nb):
                     if x > 0:
                         d += read(gaps, o, w)
