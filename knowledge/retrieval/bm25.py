@@ -258,14 +258,14 @@ class BM25Index:
             return kernels()[0](*self._arrays(), ids, counts, self._term_max(), *arrays)
 
     def _weights_at(self, where: np.ndarray) -> np.ndarray:
-        """weights.data[where] (0 where -1), read with pread when the weights are memory-mapped:
-        through the mapping, each read would map the 64 KB around it, and after a few hundred
-        searches the whole float64 file was resident (knowledge.retrieval.reads)."""
-        out = np.zeros(where.shape)
-        held = where >= 0
-        positions, inverse = np.unique(where[held], return_inverse=True)
-        out[held] = reads.take(self.weights.data, positions)[inverse]
-        return out
+        """weights.data[where] (any value where -1: `finish` skips those), read with pread when
+        the weights are memory-mapped: through the mapping, each read would map the 64 KB
+        around it, and after a few hundred searches the whole float64 file was resident
+        (knowledge.retrieval.reads). Each weight is read once (`gather`)."""
+        positions, slot = kernels()[3](where)
+        if len(positions) == 0:
+            return np.zeros(where.shape)
+        return reads.take(self.weights.data, positions)[slot]
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         """(indptr, indices, data) as plain ndarray views (the arrays may be memory-mapped,

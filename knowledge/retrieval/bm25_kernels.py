@@ -15,7 +15,7 @@ from functools import cache
 
 import numpy as np
 
-from knowledge.retrieval.bm25_postings import codec
+from knowledge.retrieval.bm25_postings import ONE, codec
 from knowledge.retrieval.parallel import borrowed
 
 NO_MASK = np.zeros(0, dtype=np.uint8)
@@ -84,7 +84,7 @@ def heap_push():
 @cache
 def kernels():
     """The compiled walks (numba is imported and the kernels compiled on first use, cached
-    on disk after that): (matching, top, finish)."""
+    on disk after that): (matching, top, finish, gather)."""
     from numba import njit
 
     push = heap_push()
@@ -212,19 +212,19 @@ def kernels():
             # selection and lookups cost less than the walk they may save.
             if tracking and i > 0 and k <= m and m * _SELECT_COST <= left[i]:
                 for x in range(m):
-                    values[x] = acc[touched[x]]
+                    values[x] = acc[np.uint64(touched[x])]
                 best = kth_largest(values, m, k)
                 n_top = 0
                 for x in range(m):
-                    if acc[touched[x]] >= best:
+                    if acc[np.uint64(touched[x])] >= best:
                         n_top += 1
                 if n_top * (nt - i) * _LOOKUP_COST <= left[i]:
                     complete = np.empty(n_top, dtype=np.int64)
                     n_top = 0
                     for x in range(m):
                         d = touched[x]
-                        if acc[d] >= best:
-                            complete[n_top] = acc[d]
+                        if acc[np.uint64(d)] >= best:
+                            complete[n_top] = acc[np.uint64(d)]
                             for i2 in range(i, nt):
                                 j = order[i2]
                                 p = find(indptr, skip_ptr, skip_doc, skip_off, gaps, ids[j], d)
@@ -235,7 +235,7 @@ def kernels():
                     if rest[i] + 2 * slack < theta:
                         n_cand = 0
                         for x in range(m):
-                            if acc[touched[x]] + rest[i] + 2 * slack >= theta:
+                            if acc[np.uint64(touched[x])] + rest[i] + 2 * slack >= theta:
                                 n_cand += 1
                         if n_cand * (nt - i) * _LOOKUP_COST <= left[i]:
                             stop = i
@@ -250,36 +250,55 @@ def kernels():
                 p0, nb, w, d, o = block(skip_ptr, skip_doc, skip_off, t, b, lo, hi)
                 if w == 1 and not tracking and not filtered:
                     # Most postings: one-byte gaps, nothing to record (the loop without
-                    # those tests is about twice as fast).
-                    acc[d] += c * impacts[p0]
+                    # those tests is about twice as fast). Indexed with unsigned integers:
+                    # numba tests a signed index for a negative value on every access, which
+                    # made this loop 2.7x slower (docs/benchmarks.md).
+                    du, pu, ou = np.uint64(d), np.uint64(p0), np.uint64(o)
+                    acc[du] += c * impacts[pu]
                     for x in range(1, nb):
-                        d += np.int64(gaps[o + x - 1])
-                        acc[d] += c * impacts[p0 + x]
+                        xu = np.uint64(x)
+                        du += np.uint64(gaps[ou + xu - ONE])
+                        acc[du] += c * impacts[pu + xu]
+                    continue
+                if tracking and not filtered:
+                    # Listing each chunk on its first touch without a branch: whether a
+                    # posting's chunk is new is unpredictable, and a mispredicted branch
+                    # costs more than always writing touched[m] (m < n // 4 here).
+                    for x in range(nb):
+                        if x > 0:
+                            d += read(gaps, o, w)
+                            o += w
+                        du = np.uint64(d)
+                        touched[m] = d
+                        m += 1 - np.int64(seen[du])
+                        seen[du] = 1
+                        acc[du] += c * impacts[np.uint64(p0 + x)]
                     continue
                 for x in range(nb):
                     if x > 0:
                         d += read(gaps, o, w)
                         o += w
-                    if filtered and allowed[d] == 0:
+                    du = np.uint64(d)
+                    if filtered and allowed[du] == 0:
                         continue
-                    if tracking and seen[d] == 0:
-                        seen[d] = 1
+                    if tracking and seen[du] == 0:
+                        seen[du] = 1
                         touched[m] = d
                         m += 1
-                    acc[d] += c * impacts[p0 + x]
+                    acc[du] += c * impacts[np.uint64(p0 + x)]
         if stop < nt:
             # The candidates: touched chunks whose partial sum plus the rest can reach theta;
             # touched[:n_cand] after this, sorted, and every other chunk reset.
             floor = theta - 2 * slack - rest[stop]
             n_cand = 0
             for x in range(m):
-                d = touched[x]
-                seen[d] = 0
-                if acc[d] >= floor:
-                    touched[n_cand] = d
+                du = np.uint64(touched[x])
+                seen[du] = 0
+                if acc[du] >= floor:
+                    touched[n_cand] = touched[x]
                     n_cand += 1
                 else:
-                    acc[d] = 0
+                    acc[du] = 0
             m = n_cand
             touched[:m].sort()
             for i in range(stop, nt):
@@ -310,7 +329,7 @@ def kernels():
                             break
         else:
             for x in range(m):
-                seen[touched[x]] = 0
+                seen[np.uint64(touched[x])] = 0
         # The k-th best impact sum, and every chunk within 2 x slack of it (`near`, in
         # touched[:n_near], values[:n_near] their sums; all others are below k chunks for sure).
         heap = np.empty(k, dtype=np.int64)
@@ -318,13 +337,13 @@ def kernels():
         n_near = 0
         if tracking:
             for x in range(m):
-                size = push(heap, size, k, acc[touched[x]])
+                size = push(heap, size, k, acc[np.uint64(touched[x])])
             for x in range(m):
-                d = touched[x]
-                if acc[d] > 0 and acc[d] >= heap[0] - 2 * slack:
-                    touched[n_near] = d
+                du = np.uint64(touched[x])
+                if acc[du] > 0 and acc[du] >= heap[0] - 2 * slack:
+                    touched[n_near] = touched[x]
                     n_near += 1
-                acc[d] = 0
+                acc[du] = 0
         else:
             # Most chunks touched: every chunk is read. The k-th best of every 32nd chunk's
             # sum is at most the k-th best of all (a subset's k best are among the whole's),
@@ -375,6 +394,30 @@ def kernels():
         return near, where, ordered_counts, True
 
     @njit(cache=True, nogil=True)
+    def gather(where):
+        """(positions, slot): the postings `where` names (>= 0), ascending and each once, and
+        slot[i, x], the index of where[i, x] in them (-1 where -1). Each row of `where` is
+        one term's postings in chunk order, and a term's postings are one range of
+        positions, so the rows taken by their first posting concatenate in order."""
+        nt, n_near = where.shape
+        first = np.full(nt, np.iinfo(np.int64).max, dtype=np.int64)
+        for i in range(nt):
+            for x in range(n_near):
+                if where[i, x] >= 0:
+                    first[i] = where[i, x]
+                    break
+        positions = np.empty(nt * n_near, dtype=np.int64)
+        slot = np.full((nt, n_near), -1, dtype=np.int64)
+        n_pos = 0
+        for i in np.argsort(first):
+            for x in range(n_near):
+                if where[i, x] >= 0:
+                    slot[i, x] = n_pos
+                    positions[n_pos] = where[i, x]
+                    n_pos += 1
+        return positions[:n_pos], slot
+
+    @njit(cache=True, nogil=True)
     def finish(near, where, weights, counts, k):
         """(positions, scores) of `top`'s near chunks (weights[i, x]: data[where[i, x]]),
         scored exactly as `matching` sums (the same terms in the same order), so the scores
@@ -402,4 +445,4 @@ def kernels():
                 n_out += 1
         return positions, out
 
-    return matching, top, finish
+    return matching, top, finish, gather

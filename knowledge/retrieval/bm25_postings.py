@@ -30,6 +30,7 @@ import numpy as np
 
 BLOCK = 64
 SHIFT = 6  # log2(BLOCK)
+ONE = np.uint64(1)
 
 
 def encode(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -110,11 +111,12 @@ def codec():
     @njit(cache=True, nogil=True, inline="always")
     def read(gaps, o, w):
         """The w-byte gap at byte o."""
+        u = np.uint64(o)  # unsigned: no test for a negative index (bm25_kernels)
         if w == 1:
-            return np.int64(gaps[o])
-        v = np.int64(gaps[o]) | (np.int64(gaps[o + 1]) << 8)
+            return np.int64(gaps[u])
+        v = np.int64(gaps[u]) | (np.int64(gaps[u + ONE]) << 8)
         for j in range(2, w):
-            v |= np.int64(gaps[o + j]) << (8 * j)
+            v |= np.int64(gaps[u + np.uint64(j)]) << (8 * j)
         return v
 
     @njit(cache=True, nogil=True, inline="always")

@@ -399,3 +399,16 @@ def test_top_reads_the_compressed_chunk_ids_not_the_int32_ones():
         got = index.top(query, 10)
         np.testing.assert_array_equal(got[0], positions)
         np.testing.assert_array_equal(got[1], scores)
+
+
+def test_gather_lists_each_weight_position_once_in_order():
+    # `top`'s near chunks' weights are read at the positions `gather` lists: ascending (as
+    # reads.take wants) and each once, with slot mapping every (term, chunk) back to them.
+    from knowledge.retrieval.bm25_kernels import kernels
+
+    where = np.array([[40, -1, 45], [3, 5, -1], [-1, 20, 21]], dtype=np.int64)  # rows: summing order
+    positions, slot = kernels()[3](where)
+    assert positions.tolist() == [3, 5, 20, 21, 40, 45]
+    held = where >= 0
+    np.testing.assert_array_equal(positions[slot[held]], where[held])
+    assert (slot[~held] == -1).all()
