@@ -9,7 +9,8 @@ An LLM run's evidence is each sub-query's top k chunks (the LLM auditor reads no
 agent.loop), and most runs answer on their first pass (about one call a question). So this runs
 bench/refusals.py with `agentic_no_retry` and a local auditor that reads no pool: each outcome is
 what the gate "verdict" decides for a one-pass LLM run of the question, and with --why the fact
-labels tell "needs" (it refuses only where no fact is supported or partial). An answerable
+labels and reason tell "needs" (it refuses only where no fact is supported or partial, or the
+reason is "no retrieved passage mentions ..."). An answerable
 question it refuses is the most the gate can cost there (the model may have refused it anyway);
 an unanswerable or out-of-scope one it refuses is an answer the gate saves, when the model would
 have answered. `--sentence-gate` also prints, before each question's line, how many of the
