@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from agent.local.embed import EmbedFn
 
 
+# The default of RunConfig.answer_gate (docs/benchmarks.md, stop 26): "off", "needs" or
+# "verdict" (agent.llm.drafts.local_refusal).
+ANSWER_GATE = "needs"
+
+
 @dataclass(frozen=True)
 class RunConfig:
     name: str
@@ -39,6 +44,12 @@ class RunConfig:
     # best `neighbours` chunks: pool chunks too (agent.loop.AgentLoop._retrieve).
     heads: int = 0
     neighbours: int = 0
+    # LLM backends: an audited ANSWER or PARTIAL stands only where the local auditor would not
+    # refuse the question on the same evidence (agent.llm.drafts.local_refusal: "needs", no need
+    # answered; "verdict", any refusal; "off"); else the run refuses. Measured on the calibration
+    # halves without a model (bench/llm_gate_cost.py, docs/benchmarks.md, "LLM answers gated and
+    # range/subject checks (stop 26)").
+    answer_gate: str = ANSWER_GATE
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -152,7 +163,7 @@ def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None
     if backend in ("openai", "embedded"):
         from agent.llm_roles import llm_roles
 
-        roles = llm_roles(client)
+        roles = llm_roles(client, answer_gate=config.answer_gate)
         return Roles(roles["planner"], roles["auditor"], roles["reformulator"], roles["generator"],
                      CitationVerifier())
     raise ValueError(f"Unknown LLM backend {backend!r}: use local, openai or embedded.")

@@ -80,6 +80,55 @@ def local_answer_quotes(question: str, needs: Sequence[str], sources: Sequence[S
                                                                                             list(sources))}
 
 
+# Why a model's answer gave way to a refusal (the verify step lists it with the model's sentences).
+LOCAL_REFUSES = "the offline auditor would refuse the question on this evidence"
+
+
+# RunConfig.answer_gate's values: no gate; refuse where the local auditor finds no need answered
+# (its sufficiency decision alone); refuse wherever its verdict refuses (the premise check too).
+ANSWER_GATES = ("off", "needs", "verdict")
+
+
+def local_refusal(question: str, sources: Sequence[Source], *, embed: Any = None,
+                  gate: str = "needs") -> AuditResult | None:
+    """The local auditor's audit of the question over `sources` when it refuses, else None.
+
+    The auditor runs as the extractive backend would on the same evidence: the rule planner's
+    plan, its own calibrated need model (agent.local.sufficiency), no retry left. `gate` "needs":
+    it refuses when it finds no need answered, or a name of the question in no passage (its
+    sufficiency decision); "verdict": whenever its verdict refuses, an unconfirmed premise too.
+
+    A model's ANSWER or PARTIAL is kept only where this decision would answer too
+    (RunConfig.answer_gate): a copied on-topic sentence passes every verifier rule, and the
+    sentence-level gate (`local_answer_quotes`, looser by design) still let small models answer
+    out-of-scope questions with one (docs/benchmarks.md, "LLM answers gated ... (stop 26)")."""
+    from agent.local.auditor import LocalAuditor
+    from agent.local.planner import RulePlanner
+
+    if gate not in ANSWER_GATES:
+        raise ValueError(f"Unknown answer gate {gate!r}: use one of {', '.join(ANSWER_GATES)}.")
+    if gate == "off":
+        return None
+    plan = RulePlanner().plan(question)
+    audit = LocalAuditor(embed=embed).audit(question, plan, list(sources), can_retry=False)
+    if audit.verdict not in (Verdict.INSUFFICIENT_RETRY, Verdict.INSUFFICIENT_REFUSE):
+        return None
+    if gate == "needs" and not audit.premise.unknown and any(
+            f.label in (SupportLabel.SUPPORTED, SupportLabel.PARTIAL) for f in audit.facts):
+        return None
+    return audit
+
+
+def gated_refusal(question: str, sentences: Sequence[DraftSentence], sources: Sequence[Source],
+                  refused: AuditResult) -> Draft:
+    """The refusal that replaces a model's answer the local decision refuses: what was searched and
+    why it was not enough (`refusal_draft`), each model sentence listed as set aside."""
+    draft = refusal_draft(question, sources, refused)
+    notes = [f"[{s.citations[0] if s.citations else 0}] does not support: {s.text[:80]} ({LOCAL_REFUSES}: "
+             f"{refused.reason})" for s in sentences]
+    return draft.model_copy(update={"notes": notes})
+
+
 def quote_when_unsupported(sentences: Sequence[DraftSentence], sources: Sequence[Source], *, question: str,
                            outcome: Outcome, may_answer: Callable[[], set[str]],
                            verifier: CitationVerifier | None = None, gate_all: bool = False,

@@ -50,7 +50,9 @@ from agent.llm.drafts import (
     _draft_sentences,
     _extractive,
     _with_correction,
+    gated_refusal,
     local_answer_quotes,
+    local_refusal,
     quote_when_unsupported,
     refusal_draft,
 )
@@ -278,14 +280,16 @@ _OUTCOME_OF_VERDICT = {
 
 class LLMGenerator:
     """Writes the answer (or takes the audit call's draft); with `gate_all`, every model sentence
-    must cite a sentence the local auditor would answer with (agent.llm.drafts)."""
+    must cite a sentence the local auditor would answer with; with `answer_gate`, an audited
+    ANSWER or PARTIAL stands only where the local auditor would not refuse (agent.llm.drafts)."""
 
     def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None, embed: Any = None,
-                 gate_all: bool | None = None) -> None:
+                 gate_all: bool | None = None, answer_gate: str = "off") -> None:
         self.client = client
         self.memo = memo
         self.embed = embed
         self.gate_all = GATE_ALL if gate_all is None else gate_all
+        self.answer_gate = answer_gate
 
     def generate(self, question: str, sources: list[Source], audit: AuditResult | None) -> Draft:
         outcome = Outcome.ANSWER if audit is None else _OUTCOME_OF_VERDICT[audit.verdict]
@@ -311,6 +315,10 @@ class LLMGenerator:
             if not sentences and audit is not None:
                 sentences = _extractive(audit.facts, sources)
         notes: list[str] = []
+        if self.answer_gate != "off" and audit is not None and outcome in (Outcome.ANSWER, Outcome.PARTIAL):
+            refused = local_refusal(question, sources, embed=self.embed, gate=self.answer_gate)
+            if refused is not None:
+                return gated_refusal(question, sentences, sources, refused).model_copy(update={"usage": usage})
         if outcome in (Outcome.ANSWER, Outcome.PARTIAL):
             needs = [f.fact for f in audit.facts] if audit is not None and audit.facts else [question]
             sentences, notes = quote_when_unsupported(
@@ -326,7 +334,8 @@ class LLMGenerator:
 
 
 def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = True,
-              draft_in_audit: bool = True, embed: Any = None, gate_all: bool | None = None) -> dict[str, Any]:
+              draft_in_audit: bool = True, embed: Any = None, gate_all: bool | None = None,
+              answer_gate: str = "off") -> dict[str, Any]:
     """The four LLM roles on one client (from settings unless given), keyed by role name.
 
     `plan_simple_locally`: simple questions are planned by the rule-based planner (no call).
@@ -335,6 +344,9 @@ def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = Tr
     `gate_all`: every answer sentence must cite a sentence the local auditor would answer with,
     not only one replacing a dropped sentence (agent.llm.drafts.quote_when_unsupported);
     `GATE_ALL` by default.
+    `answer_gate` ("off", "needs", "verdict"): an audited ANSWER or PARTIAL stands only where the
+    local auditor would not refuse the question on the same evidence (RunConfig.answer_gate,
+    agent.llm.drafts.local_refusal).
     """
     client = client or LLMClient.from_settings()
     memo = DraftMemo() if draft_in_audit else None
@@ -347,5 +359,5 @@ def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = Tr
         "planner": LLMPlanner(client, local=local),
         "auditor": LLMAuditor(client, memo=memo, embed=embed),
         "reformulator": LLMReformulator(client),
-        "generator": LLMGenerator(client, memo=memo, embed=embed, gate_all=gate_all),
+        "generator": LLMGenerator(client, memo=memo, embed=embed, gate_all=gate_all, answer_gate=answer_gate),
     }

@@ -8,7 +8,7 @@ of chunks ("The table uses 20 retrieved chunks"); "improves nDCG by 3 points" ho
 not as a score. This module reads, for every number of a text, its role and the noun it counts:
 
 - role, from the words around it in its clause:
-  START / END: the two ends of a range or change, "from X to Y", "between X and Y", "X-Y";
+  START / END: the two ends of a range or change, "from X to Y", "between X and Y", "X-Y", "X to Y";
   TARGET: the value a change ends at without a start, "increases accuracy to Y";
   DELTA: a difference, "improves by X", "gains X", "+X", "X points higher", "a gain of X";
   BOUND: "up to X", "at most X", "more than X" (compatible with any role: a bound is not a value);
@@ -19,7 +19,8 @@ not as a score. This module reads, for every number of a text, its role and the 
 A sentence's number q is flagged when every occurrence of q in the quotes conflicts with it:
 1. role: a VALUE where the quotes only give q as a range end, unless the sentence states the
    range's other end too; a DELTA where they give q as a value (or the reverse); a START where
-   they give q as an END (or the reverse). TARGET and VALUE agree (the value a change reached);
+   they give q as an END (or the reverse). TARGET and VALUE agree (the value a change reached),
+   and so do a TARGET and an END ("rose to 20" over "from 5 to 20": the sentence states the change);
 2. percent: q counts a noun in the sentence ("11 datasets") where the quotes only give it as a
    percentage ("11%"), or the reverse; the stated conversion p% = p/100 still holds;
 3. noun: q counts one (plural) noun in the sentence and another in every quote occurrence ("5
@@ -51,6 +52,9 @@ _LABELS = re.compile(
 # "from X to Y", "between X and Y" ("from 5 paragraphs and 30% from ..." is no range).
 _DASHES = frozenset(["-", "\u2013", "\u2014"])
 _RANGE_JOINERS = {"from": _DASHES | {"to", "through", "until"}, "between": _DASHES | {"and"}}
+# A number "to" a number is a range or a change without its "from" ("5 to 20 chunks"); after a
+# "to" it is the next step of one ("from 5 to 10 to 20").
+_BARE_RANGE = frozenset(["to"])
 _CLAUSE_END = frozenset([";", ":", ".", "(", ")"])
 # Verbs of change (whole words): "to Y" after them is where the change ended, "by X" how much it
 # changed, and a number right after one is the change ("gains 7.2 points").
@@ -224,6 +228,10 @@ def slots(text: str) -> list[Slot]:
             if k is not None and clause[i + 1].kind == "sym":
                 roles[i], roles[k] = (START, k), (END, i)  # "5-20"
                 continue
+            k = _next_number(clause, i, _BARE_RANGE)
+            if k is not None and prev != "to":
+                roles[i], roles[k] = (START, k), (END, i)  # "5 to 20 chunks", "sizes of 16 to 64"
+                continue
             if two in _BOUND_BEFORE or three in _BOUND_BEFORE or prev in _BOUND_BEFORE:
                 roles[i] = (BOUND, None)
             elif prev == "to" and _change_before(clause, p):
@@ -246,6 +254,8 @@ def _role_conflict(s: Slot, q: Slot, sentence_numbers: Sequence[Quantity]) -> st
         return ""
     if {s.role, q.role} <= {VALUE, TARGET}:
         return ""
+    if s.role == TARGET and q.role == END:
+        return ""  # "rose to 20" states the change the quote's "from 5 to 20" ends at
     if s.role in (VALUE, TARGET) and q.role in (START, END):
         if q.partner is not None and any(same_quantity(q.partner, n) for n in sentence_numbers):
             return ""  # the sentence states the range, in its own words

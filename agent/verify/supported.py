@@ -112,7 +112,7 @@ def support(sentence: str, quotes: Sequence[str], *, context: str = "", question
     copied = _copied(sentence, quotes)
     # A premise correction restates the question's own subject.
     wider = "" if allow_question_numbers else wider_subject(sentence, quotes, question=question,
-                                                             written=not copied)
+                                                             written=not copied, chunk=chunk)
     if wider:
         return SupportResult(False, wider)
     if copied or len(content_terms(text)) <= 1:

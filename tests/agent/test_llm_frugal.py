@@ -67,8 +67,10 @@ def small_model(body: dict) -> Reply:
 def test_a_small_model_costs_at_most_two_calls_1500_prompt_and_200_completion_tokens_a_question(
         collection, fake_openai, monkeypatch):
     # The loop's cost, not the answers: the local gate on every model sentence would refuse the
-    # heads question (this model's choice by word overlap answers nothing) and costs no call.
+    # heads question (this model's choice by word overlap answers nothing) and costs no call, and
+    # the answer gate (RunConfig.answer_gate) refuses the comparison on these few pages.
     monkeypatch.setattr(llm_roles_module, "GATE_ALL", False)
+    monkeypatch.setattr(llm_roles_module, "local_refusal", lambda *a, **k: None)
     collection, user = collection
     fake_openai.responder = small_model
 

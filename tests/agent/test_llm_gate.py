@@ -109,3 +109,52 @@ def test_the_gate_keeps_a_sentence_citing_the_answer(collection, fake_openai, co
 
     assert run.outcome == Outcome.ANSWER, (run.answer, _dropped(run))
     assert "31.8%" in run.answer and run.citations.filter(verified=True).exists()
+
+
+# --- the answer gate: the local auditor's decision on the question (RunConfig.answer_gate) -------
+
+# The model copies a true sentence about the asked system that does not answer what is asked. It
+# passes every verifier rule, and the sentence-level gate above too (the local auditor would answer
+# a need about SPARTA with it); only the question-level decision refuses.
+UNASKED = ("How many parameters does the SPARTA model have?", "SPARTA outperforms BM25",
+           "SPARTA outperforms BM25 by a large margin on the in-domain dataset, but performs poorly on BEIR datasets.")
+
+
+def _answer_gate(monkeypatch, gate: str) -> None:
+    from dataclasses import replace
+
+    from agent import configs
+
+    monkeypatch.setitem(configs.CONFIGS, "agentic", replace(configs.CONFIGS["agentic"], answer_gate=gate))
+
+
+def test_an_answer_the_local_auditor_would_refuse_ends_in_the_usual_refusal(collection, fake_openai):
+    question, fragment, copied = UNASKED
+    collection, user = collection
+    fake_openai.responder = citing_responder(fragment, copied, [])
+
+    run = _run(collection, user, question)
+
+    assert run.config["answer_gate"] == "needs"
+    assert run.outcome == Outcome.REFUSAL, (run.outcome, run.answer)
+    assert "Searched for:" in run.answer and "performs poorly" not in run.answer.split("closest")[0], run.answer
+    assert any("offline auditor would refuse" in d and "SPARTA outperforms" in d for d in _dropped(run)), _dropped(run)
+
+
+def test_without_the_answer_gate_the_same_answer_stands(collection, fake_openai, monkeypatch):
+    _answer_gate(monkeypatch, "off")
+    question, fragment, copied = UNASKED
+    collection, user = collection
+    fake_openai.responder = citing_responder(fragment, copied, [])
+
+    run = _run(collection, user, question)
+
+    assert run.config["answer_gate"] == "off"
+    assert run.outcome == Outcome.ANSWER and "performs poorly" in run.answer, (run.outcome, run.answer)
+
+
+def test_an_unknown_answer_gate_is_an_error():
+    from agent.llm.drafts import local_refusal
+
+    with pytest.raises(ValueError, match="Unknown answer gate"):
+        local_refusal("How many layers?", [], gate="maybe")

@@ -142,8 +142,10 @@ def _reader_model(body: dict) -> Reply:
 def test_a_model_that_cites_the_right_sentences_answers_with_the_right_numbers(attention, fake_openai, monkeypatch):
     # The verifier keeps both right numbers. (The local gate on every model sentence sets the
     # N = 6 sentence aside: the local auditor would not answer "number of layers of the base
-    # Transformer" with it on these pages; docs/benchmarks.md, "The local gate".)
+    # Transformer" with it on these pages; docs/benchmarks.md, "The local gate". Nor would it
+    # answer the comparison at all: the answer gate, RunConfig.answer_gate, refuses it.)
     monkeypatch.setattr(llm_roles_module, "GATE_ALL", False)
+    monkeypatch.setattr(llm_roles_module, "local_refusal", lambda *a, **k: None)
     collection, user = attention
     fake_openai.responder = _reader_model
 
@@ -276,7 +278,11 @@ def _kept_and_dropped(run: Run) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("config", ["agentic", "agentic_no_retry", "hybrid"])
-def test_a_premise_verdict_on_a_sentence_that_does_not_disagree_is_ignored(attention, fake_openai, config):
+def test_a_premise_verdict_on_a_sentence_that_does_not_disagree_is_ignored(attention, fake_openai, config,
+                                                                          monkeypatch):
+    # What the verifier makes of the sentences: the answer gate (RunConfig.answer_gate) would
+    # refuse the question on these pages before they reach it.
+    monkeypatch.setattr(llm_roles_module, "local_refusal", lambda *a, **k: None)
     collection, user = attention
     # The premise ("the Transformer compute its attention function") is what the cited
     # sentence describes: the model called it contradicted anyway.
@@ -395,5 +401,7 @@ def test_a_sentence_the_local_auditor_would_not_answer_with_is_not_put_in_its_pl
 
     run = _run(collection, user, question, config)
 
-    assert "h = 8" not in run.answer and "16" not in run.answer, run.answer
+    # (A refusal may show it as the closest evidence found, never as the answer.)
+    stated = run.answer.split("The closest evidence found")[0]
+    assert "h = 8" not in stated and "16" not in stated, run.answer
     assert run.outcome in (Outcome.REFUSAL, Outcome.PARTIAL), run.answer

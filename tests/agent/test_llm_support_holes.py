@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from agent import services
+from agent.llm import roles as llm_roles_module
 from agent.models import Run
 from agent.types import Outcome, Source
 from tests.fake_openai import citing_responder
@@ -109,8 +110,10 @@ def test_a_lead_in_to_a_list_never_passes_as_an_answer(lumen, fake_openai, colle
 
 @pytest.mark.parametrize("config", ["agentic", "hybrid"])
 def test_a_supported_sentence_about_another_question_is_dropped(
-    lumen, fake_openai, collection, alice, config
+    lumen, fake_openai, collection, alice, config, monkeypatch
 ):
+    # The relevance rule's drop: the answer gate (RunConfig.answer_gate) would refuse first.
+    monkeypatch.setattr(llm_roles_module, "local_refusal", lambda *a, **k: None)
     shown: list[dict[int, str]] = []
     # Faithful to its quote, which is about how the paper was evaluated, not about its loss.
     wrong = "Each retrieved passage was judged on a four-point relevance scale."
@@ -126,8 +129,12 @@ def test_a_supported_sentence_about_another_question_is_dropped(
 
 @pytest.mark.parametrize("config", ["agentic", "hybrid"])
 def test_the_sentence_that_answers_the_question_is_kept_and_cited(
-    lumen, fake_openai, collection, alice, config
+    lumen, fake_openai, collection, alice, config, monkeypatch
 ):
+    # The verifier keeps it. The answer gate (RunConfig.answer_gate) would refuse: the local need
+    # model does not take "a margin ranking loss" as answering "which loss function" on this one
+    # page, the gate's known cost (docs/llm.md, "The answer gate").
+    monkeypatch.setattr(llm_roles_module, "local_refusal", lambda *a, **k: None)
     right = "Lumen is trained with a margin ranking loss over hard negatives."
     fake_openai.responder = citing_responder("margin ranking loss", right, [])
 
