@@ -41,11 +41,16 @@ def _number_neighbours(text: str) -> dict[str, tuple[set[str], set[str]]]:
     return out
 
 
+_UNIT_WORDS = 3  # a counted noun and the words before it: "8 parallel attention layers"
+
+
 def _units(text: str) -> dict[str, set[str]]:
-    """What each number of the text counts or measures: the word right after it ("32
-    snippets", "8 P100 GPUs") or after its "of" ("15% of all WordPiece tokens", "80% of the
-    time"); a number followed by neither ("by about 15% on X") has none."""
-    raw = [w.rstrip(".") for w in words(_LABEL.sub(" ", text))]
+    """What each number of the text counts or measures: the words right after it, up to the
+    first stop word, number or punctuation, at most three ("32 snippets", "8 P100 GPUs", "8
+    parallel attention layers, or heads"), or after its "of" ("15% of all WordPiece tokens",
+    "80% of the time"); a number followed by neither ("by about 15% on X") has none."""
+    raw = re.findall(r"[\w\-.%@]+|[^\w\s]", _LABEL.sub(" ", text))
+    raw = [w.rstrip(".") or w for w in raw]
     out: dict[str, set[str]] = {}
     for i, w in enumerate(raw):
         if not NUMBER_TOKEN.match(w):
@@ -55,8 +60,13 @@ def _units(text: str) -> dict[str, set[str]]:
             j += 1
             while j < len(raw) and raw[j].lower() in STOPWORDS:
                 j += 1
-        if j < len(raw) and raw[j].lower() not in STOPWORDS and not NUMBER_TOKEN.match(raw[j]):
-            out.setdefault(w.replace(",", ""), set()).add(stem(raw[j].lower()))
+        unit: set[str] = set()
+        while (j < len(raw) and len(unit) < _UNIT_WORDS and re.match(r"\w", raw[j])
+               and raw[j].lower() not in STOPWORDS and not NUMBER_TOKEN.match(raw[j])):
+            unit.add(stem(raw[j].lower()))
+            j += 1
+        if unit:
+            out.setdefault(w.replace(",", ""), set()).update(unit)
     return out
 
 

@@ -304,3 +304,12 @@ def test_a_name_given_another_role_in_a_list_is_a_swap(claim, swapped):
     from agent.local.contradiction.roles import swapped_role
 
     assert swapped_role(claim, _PARSERS) is swapped
+
+
+def test_a_count_whose_noun_comes_after_an_adjective_is_still_the_same_quantity():
+    # The counted noun need not follow the number at once: "8 parallel attention layers, or
+    # heads" counts what "12 attention heads" does.
+    from agent.local.contradiction.quantities import number_substitution
+
+    assert number_substitution("Lumen uses 12 attention heads", "Lumen employs 8 parallel attention layers, or heads.")
+    assert not number_substitution("Lumen uses 12 attention heads", "Lumen retrieves 8 parallel passages per query.")
