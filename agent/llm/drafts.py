@@ -53,12 +53,18 @@ NOT_ANSWERING = "its quote is not a sentence the offline auditor would answer th
 
 
 # The need model the gate was calibrated with (bench/verifier_false_drops.py --gate, on the
-# devbench calibration half: 15 of 16 gold sentences kept at need_min 0.2). The auditor's own
-# model has since gained `miss_and_gap` and need_min 0.3, chosen for refusing whole questions;
-# as a gate over sentences a model already chose it set aside right answers ("a margin ranking
-# loss" for "which loss function"), so the gate keeps its model until it is re-calibrated.
+# devbench calibration half: 15 of 16 gold sentences kept at need_min 0.2), with the selection
+# model whose logit (best_logit) it reads. The auditor's own models have since changed (its
+# need model gained `focus_miss` and need_min 0.3, chosen for refusing whole questions; its
+# selection was refitted on all calibration halves in stop 26, which moves every logit); as a
+# gate over sentences a model already chose, the auditor's own pair set aside right answers
+# ("a margin ranking loss" for "which loss function"), so the gate keeps its pair until it is
+# re-calibrated.
 GATE_NEED_MODEL = {"need_features": ("best_logit", "support"), "need_weights": (0.619, 3.2922),
-                   "need_bias": -0.6589, "need_min": 0.2, "need_partial_min": 0.2}
+                   "need_bias": -0.6589, "need_min": 0.2, "need_partial_min": 0.2,
+                   "selection_weights": (0.8158, 0.835, 1.0167, 1.1054, 0.7608, 0.418, 0.5017, 0.5511, 0.0, 0.0,
+                                         0.0, 0.0, 0.0),
+                   "selection_bias": -6.1972, "answer_min": 0.04}
 
 
 def local_answer_quotes(question: str, needs: Sequence[str], sources: Sequence[Source], *,

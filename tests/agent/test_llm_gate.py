@@ -114,9 +114,8 @@ def test_the_gate_keeps_a_sentence_citing_the_answer(collection, fake_openai, co
 # --- the answer gate: the local auditor's decision on the question (RunConfig.answer_gate) -------
 
 # The model copies a true sentence about the asked system that does not answer what is asked. It
-# passes every verifier rule; the question-level decision refuses it. (Under stop 25's selection
-# weights it also passed the sentence-level gate above; since the stop-26 refit that gate sets it
-# aside too, so the test without the answer gate turns both off to show what the two guard.)
+# passes every verifier rule, and the sentence-level gate above too (the local auditor would answer
+# a need about SPARTA with it); only the question-level decision refuses.
 UNASKED = ("How many parameters does the SPARTA model have?", "SPARTA outperforms BM25",
            "SPARTA outperforms BM25 by a large margin on the in-domain dataset, but performs poorly on BEIR datasets.")
 
@@ -144,7 +143,6 @@ def test_an_answer_the_local_auditor_would_refuse_ends_in_the_usual_refusal(coll
 
 def test_without_the_answer_gate_the_same_answer_stands(collection, fake_openai, monkeypatch):
     _answer_gate(monkeypatch, "off")
-    monkeypatch.setattr(llm_roles_module, "GATE_ALL", False)
     question, fragment, copied = UNASKED
     collection, user = collection
     fake_openai.responder = citing_responder(fragment, copied, [])

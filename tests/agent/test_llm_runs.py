@@ -79,7 +79,7 @@ def test_transient_failures_are_retried_and_the_run_answers(openai_settings, fak
     run = services.run_execute(run_id=run.pk, retriever=ListRetriever(chunks[1:]))
 
     assert run.status == Run.Status.DONE, run.error
-    assert run.outcome == Outcome.ANSWER
+    assert run.outcome == Outcome.ANSWER, (run.answer, run.steps.filter(kind="verify").last().output.get("dropped"))
     # A simple question: planned locally, then one audit call that also drafts the answer.
     # The 429 and the 500 billed nothing and are not counted as calls.
     assert run.llm_calls == 1
