@@ -76,6 +76,12 @@ _MEASURES = frozenset(content_terms("number percentage percent fraction share pr
                                     "score accuracy size total"))
 
 
+# "What kind of ranking function ...": the kind is the answer's form; the asked thing is the noun after it.
+_KINDS = frozenset(content_terms("kind kinds type types sort sorts form forms variety"))
+_KIND_OF = re.compile(r"\b(?:kinds?|types?|sorts?|forms?|variety)\s+of\s+(?P<n>[\w\-]+(?:\s+[\w\-]+){0,2})",
+                      re.IGNORECASE)
+
+
 def asked_focus(fact: str) -> list[str]:
     """The stemmed terms of what the need asks for: the focus of agent.local.answer_type
     ("how many *GPUs*", "which *optimizer*"), else the noun of "what is the N of ..."
@@ -87,6 +93,9 @@ def asked_focus(fact: str) -> list[str]:
     if not focus:
         m = _WHAT_THE_N.match(fact.strip())
         focus = content_terms(m.group("n")) if m else []
+    kind = _KIND_OF.search(fact)
+    if kind and set(focus) <= _KINDS:
+        focus = content_terms(kind.group("n"))
     focus = [t for t in focus if t not in _MEASURES]
     names = {stem(part) if part != name else name
              for name in anchor_terms(fact) for part in (name, *re.split(r"[-_]", name)) if part}

@@ -460,3 +460,11 @@ def test_rank_sentences_gives_each_need_its_features_when_asked(embed):
     (x, ranked), = LocalAuditor(embed=embed).rank_sentences(question, plan, PAPER,
                                                              need_features=("support", "focus_miss"))
     assert ranked and x is not None and x[1] == 1.0  # no sentence names a carbon footprint
+
+
+def test_what_kind_of_asks_for_the_noun_after_it():
+    # "kind" is the form of the answer, not a word the answering sentence must repeat.
+    from agent.local.sufficiency import asked_focus
+
+    assert asked_focus("What kind of ranking function is Lumen?") == ["rank", "function"]
+    assert asked_focus("Which type of loss does Lumen use?") == ["loss"]
