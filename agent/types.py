@@ -148,6 +148,10 @@ class PremiseCheck(BaseModel):
     # A name the premise gives with its version ("Llama 3.1") that no retrieved passage
     # mentions: the question is about something the collection does not hold.
     unknown: list[str] = Field(default_factory=list)
+    # How closely the best relevant sentence that neither contradicts the premise nor leaves
+    # out its numbers speaks to it (agent.local.premise_check.check_premise; 0 when none):
+    # what the waiver of an unconfirmed premise weighs (AuditorParams.premise_waive_support).
+    support: float = 0.0
 
 
 class Conflict(BaseModel):

@@ -25,6 +25,7 @@ from agent.local.contradiction import alias, value_substitution
 from agent.local.contradiction.negation import denied_clause
 from agent.local.contradiction.origin import credited_elsewhere
 from agent.local.contradiction.roles import swapped_role
+from agent.local.contradiction.sequence import swapped_step
 from agent.local.eligibility import eligible
 from agent.local.entailment import fired_cue
 from agent.local.scoring import score_sentences
@@ -89,6 +90,10 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
     rival = None
     confirmed = False
     best_confirming = 0.0
+    # The closest sentence that neither disagrees nor drops a number of the premise: how
+    # near the evidence comes to stating it (PremiseCheck.support, for the waiver).
+    support = 0.0
+    wanted_numbers = _numbers_of(premise)
     terms = content_terms(premise)
     df: dict[str, int] = defaultdict(int)
     for cand in cands:
@@ -149,10 +154,15 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         # "X chose A as their B" against a list giving A another role and B another name.
         if not cue and swapped_role(premise, cand.quote):
             cue = "role"
+        # "trained with PPO after SFT" against "SFT followed by DPO": another step in that place.
+        if not cue and swapped_step(premise, cand.quote):
+            cue = "sequence"
         if trace is not None:
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3),
                           "support": round(sc.support, 3), "cue": cue, "p_false": round(float(p_false), 3),
                           "asserts": _asserts(premise, cand), "role": "relevant"})
+        if not cue and p_false < p.premise_false_min and _near(premise, cand, wanted_numbers, fixed):
+            support = max(support, relevance)
         # A surface cue, or the classifier (which weighs the cues with the rest), from a
         # sentence about the premise's own subject and relation.
         if ((cue or p_false >= p.premise_false_min) and relevance >= p.premise_contradict_min
@@ -183,9 +193,11 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
                                                                 fixed=fixed) else ""})
         if not _same_topic(premise, cand, fixed):
             continue
-        if value_substitution(premise, cand.quote, context=cand.context, fixed=fixed):
+        kind = ("entity" if value_substitution(premise, cand.quote, context=cand.context, fixed=fixed)
+                else "sequence" if swapped_step(premise, cand.quote) else "")
+        if kind:
             if best is None or rank > best[4]:
-                best = (relevance, source, cand.quote, "entity", rank)
+                best = (relevance, source, cand.quote, kind, rank)
         elif _rival(premise, cand, p, fixed) and (rival is None or rank > rival[4]):
             rival = (relevance, source, cand.quote, _RIVAL, rank)
     # A premise that one passage states in full (every one of its terms), at least as
@@ -200,7 +212,7 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
     if best is None and not confirmed and rival is not None:
         best = rival
     if best is None:
-        return PremiseCheck(premise=premise, confirmed=confirmed,
+        return PremiseCheck(premise=premise, confirmed=confirmed, support=round(support, 4),
                             reason="" if confirmed else "no retrieved sentence asserts it")
     _, source, text, cue, _ = best
     text = _quotable(text, source)
@@ -302,16 +314,8 @@ def _asserts(premise: str, cand: Candidate, *, denial: bool = False) -> bool:
     # name of the premise, its subject included, must be there (or an alias of it). The
     # sentence before and the title supply them only to a sentence that names nothing else
     # ("we", "our model"): "Quill reranked passages with BERT" in Lumen's paper is about Quill.
-    wanted_names = {a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)} | {_subject(premise)} - {""}
-    if wanted_names:
-        own = set(anchor_terms(cand.quote))
-        # A number names nothing else ("the project required 1,400 hours" is still about
-        # the project its title names): only another name makes the sentence about another subject.
-        others = {h for h in own if not _is_number(h) and not any(alias(h, n) for n in wanted_names)}
-        names_there = own if others else own | set(anchor_terms(cand.context))
-        terms_there = cand.terms if others else cand.terms | term_set(cand.context)
-        if not all(n in terms_there or any(alias(n, h) for h in names_there) for n in wanted_names):
-            return False
+    if not _names_held(premise, cand):
+        return False
     # Nor does one that has the premise's names but not its relation: "World Cup 2022 was
     # the last with 32 teams" does not say that anyone won the 2022 World Cup. At least half
     # of the premise's common words (not names, not numbers) must be there.
@@ -324,6 +328,22 @@ def _asserts(premise: str, cand: Candidate, *, denial: bool = False) -> bool:
         relation = [t for t in relation if t != _subject(premise) and t not in parts]
         return not relation or coverage(relation, cand.terms) >= 0.5
     return not relation or coverage(relation, cand.terms | term_set(cand.context)) >= 0.5
+
+
+def _names_held(premise: str, cand: Candidate) -> bool:
+    """Every name of the premise, its subject included, is in the sentence (or an alias of
+    it). The sentence before and the title supply them only to a sentence that names nothing
+    else ("we", "our model"): "Quill reranked passages with BERT" in Lumen's paper is about Quill."""
+    wanted_names = {a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)} | {_subject(premise)} - {""}
+    if not wanted_names:
+        return True
+    own = set(anchor_terms(cand.quote))
+    # A number names nothing else ("the project required 1,400 hours" is still about
+    # the project its title names): only another name makes the sentence about another subject.
+    others = {h for h in own if not _is_number(h) and not any(alias(h, n) for n in wanted_names)}
+    names_there = own if others else own | set(anchor_terms(cand.context))
+    terms_there = cand.terms if others else cand.terms | term_set(cand.context)
+    return all(n in terms_there or any(alias(n, h) for h in names_there) for n in wanted_names)
 
 
 def _same_topic(premise: str, cand: Candidate, fixed: frozenset[str]) -> bool:
@@ -357,6 +377,42 @@ def _weighted_share(terms: list[str], cand: Candidate, idf: dict[str, float]) ->
     around = term_set(cand.context)
     held = sum(idf.get(t, 0.0) * (1.0 if t in cand.terms else 0.5 if t in around else 0.0) for t in terms)
     return held / total
+
+
+def _numbers_of(text: str) -> set[str]:
+    """The numbers a text states, spelled-out counts included ("eight heads" -> {"8"})."""
+    from agent.local.contradiction import spell_digits
+    from agent.local.text import numbers
+
+    return numbers(spell_digits(text))
+
+
+def _near(premise: str, cand: Candidate, wanted_numbers: set[str], fixed: frozenset[str]) -> bool:
+    """Whether a sentence could come close to stating the premise, short of asserting it
+    (_asserts): with its context (the sentence before, the title) it holds every number of
+    the premise, it holds every name (_names_held), and its own words hold one of the premise's
+    relation words other than the noun asked about. "Lumen reranks passages with T5" is not
+    near "Lumen uses BERT to rerank", nor "The Harrow Cup 2021 had 16 teams" near "someone won
+    the 2021 Harrow Cup"."""
+    if not wanted_numbers <= _numbers_of(f"{cand.quote} {cand.context}") or not _names_held(premise, cand):
+        return False
+    names = set(anchor_terms(premise)) | {_subject(premise)} - {""}
+    relation = {t for t in content_terms(premise) if t not in names and t not in fixed
+                and not any(c.isdigit() for c in t)}
+    return not relation or bool(relation & cand.terms)
+
+
+def waive_unconfirmed(need_p: float, premise: PremiseCheck, params: AuditorParams) -> bool:
+    """Whether a one-need question whose premise no sentence confirms may still be answered
+    (PARTIAL, saying the premise is unconfirmed): its need is very likely answered
+    (AuditorParams.premise_unconfirmed_min), or it is answered and the evidence comes close
+    to stating the premise (PremiseCheck.support >= AuditorParams.premise_waive_support).
+    Both thresholds are chosen by bench/premise_waiver.py on whole runs of the calibration
+    halves: answerable questions refused against false premises answered as if true."""
+    if not premise.premise or premise.confirmed or premise.contradicted or premise.unknown:
+        return False
+    return need_p >= params.premise_unconfirmed_min or (
+        need_p >= params.need_min and premise.support >= params.premise_waive_support)
 
 
 def _is_number(term: str) -> bool:
