@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,15 +10,12 @@ import pytest
 BENCH = Path(__file__).resolve().parents[3] / "bench"
 
 
-@pytest.fixture(scope="module")
-def compose():
-    sys.path.insert(0, str(BENCH))
-    try:
-        import calibrate_compose
+@pytest.fixture
+def compose(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    import calibrate_compose
 
-        yield calibrate_compose
-    finally:
-        sys.path.remove(str(BENCH))
+    return calibrate_compose
 
 
 ROW = {"spans": ["the Quillet parser reaches a field accuracy of 91.4% on Ledger-500"], "docs": ["quillet"]}
