@@ -2,7 +2,9 @@
 
 - No audit (the plain-RAG baselines): the answer-eligible sentences of the top sources
   most similar to the question, always answered, each citing its chunk.
-- SUFFICIENT / PARTIALLY_SUFFICIENT: 1-3 supporting sentences, best per fact first, in
+- SUFFICIENT / PARTIALLY_SUFFICIENT: 1-3 supporting sentences, best per fact first, then
+  the facts' second-best ones close enough to their best, likeliest first (ComposeParams,
+  fitted on the calibration halves by bench/calibrate_compose.py), stated in
   fact order and, within one chunk, in reading order; near-duplicates dropped; a yes/no
   question gets "Yes" or "No" first. A fact's best sentence that leans on the one before it
   (it opens by referring back: "For each of these ...", "This means ...") is preceded by
