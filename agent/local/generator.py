@@ -2,7 +2,9 @@
 
 - No audit (the plain-RAG baselines): the answer-eligible sentences of the top sources
   most similar to the question, always answered, each citing its chunk.
-- SUFFICIENT / PARTIALLY_SUFFICIENT: 1-3 supporting sentences, best per fact first, in
+- SUFFICIENT / PARTIALLY_SUFFICIENT: 1-3 supporting sentences, best per fact first, then
+  the facts' second-best ones close enough to their best, likeliest first (ComposeParams,
+  fitted on the calibration halves by bench/calibrate_compose.py), stated in
   fact order and, within one chunk, in reading order; near-duplicates dropped; a yes/no
   question gets "Yes" or "No" first. A fact's best sentence that leans on the one before it
   (it opens by referring back: "For each of these ...", "This means ...") is preceded by
@@ -21,13 +23,14 @@ Every sentence quotes its chunk verbatim, so the verifier can check it.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
-from agent.local.answer_type import need_of, points_elsewhere, polarity
+from agent.local.answer_type import need_of, offers, points_elsewhere, polarity
 from agent.local.eligibility import eligible, is_injection, is_label
 from agent.local.embed import EmbedFn, get_embed
-from agent.local.text import content_terms, split_sentences, term_set, words
+from agent.local.text import anchor_terms, content_terms, split_sentences, term_set, words
 from agent.types import (
     AuditResult,
     Draft,
@@ -41,14 +44,38 @@ from agent.types import (
 
 BASELINE_SENTENCES = 3
 MAX_ANSWER_SENTENCES = 3
-# A second sentence for a fact must score within this of its best one, or it is padding.
-_SECOND_SENTENCE_MARGIN = 0.08
 _USABLE = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
 
 
+@dataclass(frozen=True)
+class ComposeParams:
+    """How many of a fact's audited sentences the answer states, and which neighbours it
+    adds. Chosen by bench/calibrate_compose.py on the calibration halves (docs/benchmarks.md,
+    "Answer composition", stop 27)."""
+
+    # At most this many of each fact's audited sentences (the auditor lists them best first,
+    # AuditorParams.sentences_per_fact of them).
+    per_fact: int = 2
+    # A fact's next-best sentence is stated when its P(answers) is within `margin` of the best
+    # one's, or at least `ratio` times it; otherwise it is padding. 0.3 (was 0.08 by hand):
+    # the second-ranked sentence held the gold span where the best did not often enough.
+    margin: float = 0.3
+    ratio: float = 1.01
+    # Which sentence after a fact's best one (in its chunk) the answer reads next
+    # (follow_on_sentence): "" none; "type" when the best one lacks the kind of answer its
+    # fact asks for and the next one holds it; "value" when the next one names a value (a
+    # number, a name, an identifier) that neither the fact nor the best one has; "next"
+    # the next answer-eligible sentence whatever it says.
+    follow_on: str = ""
+    # The order in which the facts' second-best sentences take the slots left: "fact" (the
+    # first fact's first) or "score" (the highest P(answers) first, whatever its fact).
+    second_order: str = "score"
+
+
 class ExtractiveGenerator:
-    def __init__(self, embed: EmbedFn | None = None) -> None:
+    def __init__(self, embed: EmbedFn | None = None, params: ComposeParams | None = None) -> None:
         self._embed = embed
+        self.params = params or ComposeParams()
 
     def generate(self, question: str, sources: list[Source], audit: AuditResult | None) -> Draft:
         marker = {s.chunk_id: n for n, s in enumerate(sources, start=1)}
@@ -69,7 +96,7 @@ class ExtractiveGenerator:
 
             return refusal_draft(question, sources, audit)
         conflicted = {q for c in audit.conflicts for q in c.quotes}
-        sentences = _answer_sentences(question, audit, marker, sources, conflicted)
+        sentences = _answer_sentences(question, audit, marker, sources, conflicted, self.params)
         sentences = [s for s in sentences if s.quote not in conflicted]
         for c in audit.conflicts:
             if all(cid in marker for cid in c.chunk_ids):
@@ -79,7 +106,7 @@ class ExtractiveGenerator:
                                                citations=[marker[c.chunk_ids[1]]], quote=c.quotes[1]))
         outcome = Outcome.ANSWER if audit.verdict == Verdict.SUFFICIENT and not audit.conflicts else Outcome.PARTIAL
         notes = []
-        missing = _missing_parts(audit, sentences, marker)
+        missing = _missing_parts(audit, sentences, marker, self.params)
         if missing and outcome == Outcome.ANSWER:
             # A part the answer says nothing about: the answer is partial, whatever the verdict.
             outcome = Outcome.PARTIAL
@@ -110,31 +137,39 @@ class ExtractiveGenerator:
         ])
 
 
-def _usable(fact_sentences: list[SupportingSentence], marker: dict[int, int]) -> list[SupportingSentence]:
-    """The fact's sentences worth stating: those with its best label, close to its best score."""
+def _usable(fact_sentences: list[SupportingSentence], marker: dict[int, int],
+            params: ComposeParams) -> list[SupportingSentence]:
+    """The fact's sentences worth stating: those with its best label, close enough to its best
+    score (ComposeParams.margin, .ratio), `params.per_fact` at most."""
     usable = [s for s in fact_sentences if s.label in _USABLE and s.chunk_id in marker]
     if not usable:
         return []
     best = usable[0]
-    return [s for s in usable if s.label == best.label and s.score >= best.score - _SECOND_SENTENCE_MARGIN]
+    return [s for s in usable if s.label == best.label
+            and (s.score >= best.score - params.margin or s.score >= params.ratio * best.score)][:params.per_fact]
 
 
 def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int],
                       sources: list[Source] | None = None, conflicted: set[str] | None = None,
-                      ) -> list[DraftSentence]:
+                      params: ComposeParams | None = None) -> list[DraftSentence]:
     """The best sentence of each fact first, then second-best ones, 3 at most, no near-duplicates;
     facts in order, and within a fact the best sentence first (two from one chunk in reading order).
     A best sentence that leans on the sentence before it (lead_sentence) comes after that
-    sentence, which takes the place of a second-best one; a sentence in `conflicted` (the
-    caller reports it as disputed, not as fact) gets none."""
-    per_fact = [_usable(f.sentences, marker) for f in audit.facts]
+    sentence, which takes the place of a second-best one; so does the sentence after a best
+    sentence that lacks the kind of answer asked for when that one holds it (follow_on_sentence,
+    with ComposeParams.follow_on). A sentence in `conflicted` (the caller reports it as
+    disputed, not as fact) gets neither."""
+    params = params or ComposeParams()
+    per_fact = [_usable(f.sentences, marker, params) for f in audit.facts]
     chosen: list[tuple[int, int, SupportingSentence]] = []
     seen_terms: list[set[str]] = []
     for rank in range(max((len(p) for p in per_fact), default=0)):
-        for i, picks in enumerate(per_fact):
-            if rank >= len(picks) or len(chosen) >= MAX_ANSWER_SENTENCES:
-                continue
-            s = picks[rank]
+        turn = [(i, picks[rank]) for i, picks in enumerate(per_fact) if rank < len(picks)]
+        if rank > 0 and params.second_order == "score":
+            turn.sort(key=lambda item: -item[1].score)
+        for i, s in turn:
+            if len(chosen) >= MAX_ANSWER_SENTENCES:
+                break
             terms = term_set(s.quote)
             if any(_near_duplicate(terms, t) for t in seen_terms):
                 continue
@@ -142,15 +177,20 @@ def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int],
             chosen.append((i, rank, s))
 
     yesno = need_of(question).kind == "yesno"
-    leads = {} if yesno else _leads([c for c in chosen if c[2].quote not in (conflicted or set())], audit,
-                                    sources or [], seen_terms)
-    # A lead takes the place of the last second-best sentence; with none left, the last lead goes.
-    while len(chosen) + len(leads) > MAX_ANSWER_SENTENCES:
+    undisputed = [c for c in chosen if c[2].quote not in (conflicted or set())]
+    leads = {} if yesno else _leads(undisputed, audit, sources or [], seen_terms)
+    follows = _follow_ons(undisputed, audit, sources or [], seen_terms, leads, params.follow_on) \
+        if params.follow_on else {}
+    # A lead or a follow-on takes the place of the last second-best sentence; with none left,
+    # the last lead goes, then the last follow-on.
+    while len(chosen) + len(leads) + len(follows) > MAX_ANSWER_SENTENCES:
         spare = [n for n, (_, rank, _) in enumerate(chosen) if rank > 0]
         if spare:
             chosen.pop(spare[-1])
-        else:
+        elif leads:
             leads.pop(list(leads)[-1])
+        else:
+            follows.pop(list(follows)[-1])
 
     first_of_chunk: dict[tuple[int, int], int] = {}
     for i, rank, s in chosen:
@@ -162,6 +202,9 @@ def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int],
             lead = leads[(i, rank)]
             out.append(DraftSentence(text=lead, citations=[marker[s.chunk_id]], quote=lead))
         out.append(DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote))
+        if (i, rank) in follows:
+            after = follows[(i, rank)]
+            out.append(DraftSentence(text=after, citations=[marker[s.chunk_id]], quote=after))
     if out and yesno:
         # The best-ranked sentence that clearly affirms or denies decides, and goes first so
         # the Yes or No reads as its conclusion; when none does, the answer quotes without a
@@ -175,17 +218,19 @@ def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int],
     return out
 
 
-def _missing_parts(audit: AuditResult, sentences: list[DraftSentence], marker: dict[int, int]) -> list[str]:
+def _missing_parts(audit: AuditResult, sentences: list[DraftSentence], marker: dict[int, int],
+                   params: ComposeParams | None = None) -> list[str]:
     """What the audit found missing, each part of a multi-part question named as one ("part 2
     of 2: why is it added?"), and any part the answer holds no sentence for although the
     audit did not list it (its only sentences were disputed or not among the sources)."""
+    params = params or ComposeParams()
     stated = [term_set(s.quote) for s in sentences if s.quote]
     parts: dict[str, str] = {}  # what the note says of a part -> how it names it
     for n, f in enumerate(audit.facts):
         # The auditor may name a part as the planner worded it, without what it added.
         named = next((m for m in audit.missing if f.fact.startswith(m)), "")
         # A part's sentence dropped as a near-duplicate of another part's is stated by that one.
-        held = any(any(_near_duplicate(term_set(s.quote), t) for t in stated) for s in _usable(f.sentences, marker))
+        held = any(any(_near_duplicate(term_set(s.quote), t) for t in stated) for s in _usable(f.sentences, marker, params))
         if named or not held:
             text = named or f.fact
             parts[text] = f"part {n + 1} of {len(audit.facts)}: {text}" if len(audit.facts) > 1 else text
@@ -208,6 +253,46 @@ def _leads(chosen: list[tuple[int, int, SupportingSentence]], audit: AuditResult
         if lead and not any(_near_duplicate(term_set(lead), t) for t in seen_terms):
             out[(i, rank)] = lead
     return out
+
+
+def _follow_ons(chosen: list[tuple[int, int, SupportingSentence]], audit: AuditResult, sources: list[Source],
+                seen_terms: list[set[str]], leads: dict[tuple[int, int], str], mode: str,
+                ) -> dict[tuple[int, int], str]:
+    """(fact, rank) of each fact's best sentence -> the sentence after it that the answer
+    reads next (follow_on_sentence in `mode`)."""
+    texts = {s.chunk_id: s.text for s in sources}
+    stated = {s.quote for _, _, s in chosen} | set(leads.values())
+    out: dict[tuple[int, int], str] = {}
+    for i, rank, s in chosen:
+        if rank > 0 or s.chunk_id not in texts:
+            continue
+        after = follow_on_sentence(audit.facts[i].fact, s.quote, texts[s.chunk_id], mode=mode)
+        if after and after not in stated and not any(_near_duplicate(term_set(after), t) for t in seen_terms):
+            out[(i, rank)] = after
+            stated.add(after)
+    return out
+
+
+def follow_on_sentence(fact: str, quote: str, chunk_text: str, *, mode: str = "type") -> str:
+    """The sentence after `quote` in its chunk when the answer should read it next, else "".
+    It must be answer-eligible, not merely point elsewhere, and hold the kind of answer `fact`
+    asks for when read after `quote` (agent.local.answer_type.offers). `mode` "type": only
+    when `quote` itself does not hold that kind of answer (no number next to the focus, no
+    name, no reason, ...); "value": when it names a value (a number, a name, an identifier:
+    text.anchor_terms) that neither `fact` nor `quote` has; "next": always."""
+    need = need_of(fact)
+    if mode == "type" and offers(need, fact, quote) >= 1.0:
+        return ""
+    sentences = split_sentences(chunk_text)
+    at = next((n for n, raw in enumerate(sentences) if eligible(raw) == quote), -1)
+    if at < 0 or at + 1 >= len(sentences):
+        return ""
+    after = eligible(sentences[at + 1])
+    if not after or points_elsewhere(after) or offers(need, fact, after, context=quote) < 1.0:
+        return ""
+    if mode == "value" and not set(anchor_terms(after)) - term_set(fact) - term_set(quote):
+        return ""
+    return after
 
 
 # Words that, among a sentence's first four, refer back to what the sentence before said
