@@ -131,7 +131,7 @@ def devbench_rows(auditor, roles, cfg, retriever, questions: list[dict]) -> list
     return rows
 
 
-def run_rows(questions: list[dict], retriever_for) -> list[dict]:
+def run_rows(questions: list[dict], retriever_for, params=None) -> list[dict]:
     """Whole runs: each question through the agentic loop (local backend, the default
     parameters) on `retriever_for(question)`, then per need of its final audit the
     sufficiency features (ALL_FEATURES, with premise_unconfirmed from that audit's premise
@@ -142,7 +142,8 @@ def run_rows(questions: list[dict], retriever_for) -> list[dict]:
     probability), "contradicted", "unknown"}, "conflicts", "needs": [{"x", "gold", "fact",
     "best" (its best sentence), "p" (P(answered) under the run's parameters)}]}: what a
     recount at other thresholds needs (bench/calibrate_sufficiency.py) and what
-    --list prints."""
+    --list prints. `params` (AuditorParams) replaces the defaults (a floor of 0 on P(answers)
+    keeps every need's best candidate, so a recount can apply any floor)."""
     from agent.benchmark.metrics import spans_covered
     from agent.configs import build_roles, get_config
     from agent.local.candidates import candidates, doc_key, plan_facts, terms_by_document
@@ -157,6 +158,8 @@ def run_rows(questions: list[dict], retriever_for) -> list[dict]:
     rows = []
     for q in questions:
         roles = build_roles(cfg, "local", embed=portal_embed())
+        if params is not None:
+            roles.auditor.params = params
         result = AgentLoop(cfg, roles, retriever_for(q), concurrent=False).run(q["question"])
         auditor, plan, sources = roles.auditor, result.plan, result.sources
         facts = plan_facts(q["question"], plan)

@@ -241,6 +241,17 @@ RUN_FEATURES = "focus_miss"
 FORMER_BASE = (("best_logit", "support"), (0.619, 3.2922), -0.6589)
 RUN_GRID = [round(x / 100, 2) for x in range(10, 61, 5)]
 WAIVER_GRID = [0.6, 0.65, 0.7, 0.75, 0.8, 1.01]
+# A waiver answers a one-need question whose premise nothing confirms, which is how an
+# out-of-scope question looks answered ("Who won the 2022 FIFA World Cup?" from a sentence
+# about the 2022 World Cup): a waiver point is only allowed when one grid step below it
+# would still answer no out-of-scope calibration question, so that it keeps a margin.
+WAIVER_MARGIN = 0.05
+# answer_partial_min, the floor on a sentence's P(answers) below which it is no candidate at
+# all: a need none of whose sentences clears it has P 0. The runs are made at FLOOR_RUN (every
+# need keeps its best sentence) and recounted at each floor of FLOOR_GRID (a need whose best
+# sentence is under it has no candidate), so the floor is chosen with need_min by the same cost.
+FLOOR_RUN = 0.0
+FLOOR_GRID = [0.0, 0.01, 0.02, 0.03, 0.04]
 # The issue's bar for answerable questions (issue 14: "answerable refused <= 2/30").
 ANSWERABLE_REFUSED_MAX = 2 / 30
 ANSWERED = ("ANSWER", "PARTIAL")
@@ -372,6 +383,11 @@ def _fit_runs(x: np.ndarray, y: np.ndarray, added: tuple[str, ...], mode: str, l
     from agent.local.sufficiency import ALL_FEATURES
 
     base_names, base_weights, base_bias = FORMER_BASE
+    if mode == "none":
+        from agent.local.auditor import AuditorParams
+
+        d = AuditorParams()
+        return tuple(d.need_features), tuple(d.need_weights), d.need_bias
     if mode == "joint":
         names = base_names + tuple(n for n in added if n not in base_names)
         sw = np.where(y == 1, len(y) / (2 * max(y.sum(), 1)), len(y) / (2 * max((1 - y).sum(), 1)))
@@ -423,7 +439,7 @@ def runs_main(args) -> None:
     runs (module docstring)."""
     import pickle
 
-    from refusals import load_set, paper_collection
+    from refusals import load_blind, load_set, paper_collection
 
     from agent.configs import get_config
     from agent.local.calibration import CALIBRATION
@@ -438,6 +454,10 @@ def runs_main(args) -> None:
     questions = [q for name in ("qasper", "in_domain") for q in load_set(name) if q["paper"] in ready]
     questions += [q for q in common.with_splits(common.load_questions())
                   if q["expected_behavior"] in ("ANSWER", "REFUSE_OUT_OF_SCOPE") and set(q["expected_doc_ids"]) <= ready]
+    questions += [q for q in load_blind("blind2") if set(q["papers"]) <= ready]
+    if args.only_calibration:
+        # Held-out questions are not even run: nothing chosen here can have seen them.
+        questions = [q for q in questions if q["split"] == CALIBRATION]
     whole = CollectionRetriever(collection, mode=cfg.retrieval_mode)
     own: dict[str, CollectionRetriever] = {}
 
@@ -448,11 +468,13 @@ def runs_main(args) -> None:
             own[q["paper"]] = CollectionRetriever(paper_collection(q["paper"]), mode=cfg.retrieval_mode)
         return own[q["paper"]]
 
+    from agent.local.auditor import AuditorParams
+
     path = Path(args.cache) / "run_rows.pkl" if args.cache else None
     if path and path.exists():
         rows = pickle.loads(path.read_bytes())
     else:
-        rows = run_rows(questions, retriever_for)
+        rows = run_rows(questions, retriever_for, replace(AuditorParams(), answer_partial_min=FLOOR_RUN))
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(pickle.dumps(rows))
@@ -467,39 +489,48 @@ def runs_main(args) -> None:
     names, weights, bias = _fit_runs(x, y, added, args.fit, args.l2)
     cols = [ALL_FEATURES.index(n) for n in names]
 
-    def prob(v) -> float:
-        return 0.0 if v is None else probability(np.asarray(v, dtype=float)[cols], weights, bias)
+    best_logit = ALL_FEATURES.index("best_logit")
 
-    probs = {r["id"]: [prob(n["x"]) for n in r["needs"]] for r in rows}
+    def prob(v, floor: float = FLOOR_RUN) -> float:
+        # Under the floor the best sentence, and so every sentence of the need, is no candidate.
+        if v is None or 1 / (1 + np.exp(-float(v[best_logit]))) < floor:
+            return 0.0
+        return probability(np.asarray(v, dtype=float)[cols], weights, bias)
+
+    probs_at = {floor: {r["id"]: [prob(n["x"], floor) for n in r["needs"]] for r in rows} for floor in FLOOR_GRID}
+    probs = probs_at[FLOOR_RUN]
     recorded = {r["id"]: [n.get("p", 0.0) for n in r["needs"]] for r in rows}
     splits = {sp: [r for r in rows if (r["split"] == CALIBRATION) == (sp == "calibration")]
               for sp in ("calibration", "held_out")}
     grid = []
-    for t in RUN_GRID:
-        for waiver in WAIVER_GRID:
-            cal = _run_tally(splits["calibration"], probs, t, waiver)
-            held = _run_tally(splits["held_out"], probs, t, waiver)
-            grid.append({"need_min": t, "premise_unconfirmed_min": waiver, "calibration_cost": round(_run_cost(cal), 4),
-                         "calibration": _summary(cal), "held_out": _summary(held),
-                         "calibration_tally": cal, "held_out_tally": held})
+    for floor in FLOOR_GRID:
+        for t in RUN_GRID:
+            for waiver in WAIVER_GRID:
+                cal = _run_tally(splits["calibration"], probs_at[floor], t, waiver)
+                held = _run_tally(splits["held_out"], probs_at[floor], t, waiver)
+                near = _summary(_run_tally(splits["calibration"], probs_at[floor], t, waiver - WAIVER_MARGIN))
+                grid.append({"answer_partial_min": floor, "need_min": t, "premise_unconfirmed_min": waiver,
+                             "calibration_cost": round(_run_cost(cal), 4), "oos_answered_near": near["oos_answered"],
+                             "calibration": _summary(cal), "held_out": _summary(held),
+                             "calibration_tally": cal, "held_out_tally": held})
     # The choice, on the calibration half only, among the points that answer no out-of-scope
-    # calibration question: with --choose cost the lowest stated cost; with --choose goal
+    # calibration question, nor would at a waiver WAIVER_MARGIN lower: with --choose cost the lowest stated cost; with --choose goal
     # (the issue's bar) the most cautious point whose answerable refusal rate stays within
     # ANSWERABLE_REFUSED_MAX, i.e. the most unanswerable questions refused within it. Ties
     # go to the more cautious point (higher need_min, then higher waiver).
-    allowed = [g for g in grid if not g["calibration"]["oos_answered"]] or grid[-1:]
+    allowed = [g for g in grid if not g["calibration"]["oos_answered"] and not g["oos_answered_near"]] or grid[-1:]
     if args.choose == "goal":
         within = [g for g in allowed if g["calibration"]["answerable_refused_rate"] <= ANSWERABLE_REFUSED_MAX]
         best = max(within or allowed, key=lambda g: (int(g["calibration"]["unanswerable_refused"].split("/")[0]),
                                                      -g["calibration_cost"], g["need_min"],
-                                                     g["premise_unconfirmed_min"]))
+                                                     g["premise_unconfirmed_min"], g["answer_partial_min"]))
     else:
-        best = min(allowed, key=lambda g: (g["calibration_cost"], -g["need_min"], -g["premise_unconfirmed_min"]))
+        best = min(allowed, key=lambda g: (g["calibration_cost"], -g["need_min"], -g["premise_unconfirmed_min"],
+                                           -g["answer_partial_min"]))
+    probs = probs_at[best["answer_partial_min"]]
     scores = [prob(f) for f, _, _ in fit_rows]
     # The recount at the parameters the runs were made with must give the recorded outcomes.
     if all(r.get("premise") for r in rows):
-        from agent.local.auditor import AuditorParams
-
         d = AuditorParams()
         mismatched = [r["id"] for r in rows if _run_outcome(r, recorded[r["id"]], d.need_min, d.premise_unconfirmed_min)
                       not in (r["outcome"],) and not (r["outcome"] == "PARTIAL" and r.get("conflicts"))]
@@ -511,7 +542,7 @@ def runs_main(args) -> None:
     print(json.dumps({
         "fit": args.fit, "need_features": list(names), "need_weights": list(weights), "need_bias": bias,
         "need_min": best["need_min"], "premise_unconfirmed_min": best["premise_unconfirmed_min"],
-        "choose": args.choose,
+        "answer_partial_min": best["answer_partial_min"], "choose": args.choose,
         "fit_rows": {"answered": int(y.sum()), "unanswered": int(len(y) - y.sum())},
         "calibration_auc": {"former_base": auc([probability(f[base_cols], base_weights, base_bias) for f, _, _ in fit_rows],
                                                list(y)),
@@ -524,7 +555,8 @@ def runs_main(args) -> None:
         "feature_sets_cv": _cross_validated(rows, fit_rows, args.l2) if args.cv else None,
         "tradeoff": [{"need_min": g["need_min"], "cost": g["calibration_cost"], "calibration": g["calibration"],
                       "held_out": g["held_out"]} for g in grid
-                     if g["premise_unconfirmed_min"] == best["premise_unconfirmed_min"]],
+                     if g["premise_unconfirmed_min"] == best["premise_unconfirmed_min"]
+                     and g["answer_partial_min"] == best["answer_partial_min"]],
         "grid": grid,
     }, indent=1, default=str))
 
@@ -541,12 +573,15 @@ def main() -> None:
     parser.add_argument("--runs", action="store_true", help="fit on whole runs (module docstring)")
     parser.add_argument("--run-features", default=RUN_FEATURES,
                         help="the --runs model's features added to best_logit and support (comma-separated)")
-    parser.add_argument("--fit", default="offset", choices=("offset", "joint"),
+    parser.add_argument("--fit", default="offset", choices=("offset", "joint", "none"),
                         help="--runs: fit every feature on the runs' needs, or only the added ones on top of the "
-                             "former two-feature model")
+                             "former two-feature model, or none (the shipped AuditorParams model; only the "
+                             "thresholds are chosen)")
     parser.add_argument("--choose", default="cost", choices=("cost", "goal"),
                         help="--runs: need_min of lowest stated cost, or the most cautious within the issue's "
                              "answerable-refused bar")
+    parser.add_argument("--only-calibration", action="store_true",
+                        help="--runs: run the calibration halves only (no held-out figures)")
     parser.add_argument("--cv", action="store_true",
                         help="--runs: each candidate model's whole-run cost on the calibration half, leaving "
                              "each question out of its own fit")

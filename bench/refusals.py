@@ -32,12 +32,114 @@ from pathlib import Path
 import _devbench_common as common
 
 SETS = {"qasper": "qasper_style_questions.jsonl", "in_domain": "in_domain_questions.jsonl"}
+# The blind sets' answerable and out-of-scope questions, in the form of the others. bench/blind
+# has no split: all of it is held out (--split test).
+BLIND = {"blind2": "blind2/questions.jsonl", "blind": "blind/questions.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
     """One of the question files of SETS, each question marked with its set."""
     path = common.ROOT / "bench" / SETS[name]
     return [{**json.loads(line), "set": name} for line in path.open(encoding="utf-8") if line.strip()]
+
+
+def load_blind(name: str) -> list[dict]:
+    """A blind set's answerable and out-of-scope questions with devbench's field names."""
+    out = []
+    for line in (common.ROOT / "bench" / BLIND[name]).open(encoding="utf-8"):
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        if q["expected_outcome"] == "ANSWER":
+            behaviour = "ANSWER"
+        elif q["category"] == "out_of_scope":
+            behaviour = "REFUSE_OUT_OF_SCOPE"
+        else:
+            continue
+        out.append({"question_id": q["question_id"], "question": q["question"], "set": name,
+                    "expected_behavior": behaviour, "split": q.get("split", "test"),
+                    "papers": [d.removesuffix(".pdf") for d in q.get("documents", [])],
+                    "required_evidence_spans": [e["text"] for e in q.get("evidence", [])]})
+    return out
+
+
+def _holds(span: str, text: str) -> bool:
+    """Whether a text holds the evidence span (agent.benchmark's fuzzy match), or the text is
+    a part of it (a span over two sentences)."""
+    from agent.benchmark.metrics import normalise, span_in_text
+
+    wanted, have = normalise(span), normalise(text)
+    return span_in_text(wanted, have, normalised=True) or (len(have) >= 20 and have in wanted)
+
+
+def where_lost(question: str, spans: list[str], result, auditor, retriever, k: int) -> list[str]:
+    """For an answerable run that was refused or PARTIAL: per evidence span, the stage where
+    it was lost. "not retrieved" (with the query, of those tried and a few more, that ranks a
+    chunk holding it best within 30), "not a candidate" (the chunk was read but the sentence is
+    not an eligible candidate), "gated" (a candidate the need's gates drop: answer type,
+    eligibility, pointer, anchors, P(answers) floor), "ranked" (it passed the gates: its rank,
+    P(answers) and the need probability it would give as the best sentence)."""
+    from agent.local.answer_type import need_of, offers, points_elsewhere
+    from agent.local.candidates import candidates, doc_key, gate_coverage, plan_facts, terms_by_document
+    from agent.local.eligibility import eligible
+    from agent.local.reformulator import _keywords
+    from agent.local.selection import candidate_idf
+    from agent.local.sufficiency import asked_focus
+    from agent.local.text import anchor_terms, split_sentences
+    from agent.verify import eligibility
+
+    plan, sources = result.plan, result.sources
+    facts = plan_facts(question, plan)
+    cands = candidates(facts, plan.premise, sources)
+    vecs = auditor._vectors(facts + [c.raw or c.quote for c in cands])
+    doc_terms = terms_by_document(sources)
+    idf = candidate_idf([c.terms for c in cands])
+    ranks = [auditor._rank(f, v, cands, vecs[len(facts):], sources, doc_terms, idf)[1]
+             for f, v in zip(facts, vecs[: len(facts)])]
+    lines = []
+    for span in spans:
+        holding = [i for i, s in enumerate(sources) if _holds(span, s.text)]
+        if not holding:
+            tries = list(dict.fromkeys([*result.queries, question, *facts,
+                                        *(_keywords(" ".join(anchor_terms(f) + asked_focus(f))) for f in facts)]))
+            found = []
+            for query in tries:
+                if not query.strip():
+                    continue
+                hits = retriever.retrieve(query, k=30)
+                at = [r for r, h in enumerate(hits, 1) if _holds(span, h.text)]
+                if at:
+                    found.append((at[0], query))
+            best = min(found, default=None)
+            where = f"best rank {best[0]} for {best[1]!r}" if best else "in no top 30"
+            lines.append(f"  NOT RETRIEVED {span[:60]!r}: {where}")
+            continue
+        gold = [j for j, c in enumerate(cands) if c.source_index in holding and _holds(span, c.quote)]
+        if not gold:
+            raws = [r for i in holding for r in split_sentences(sources[i].text) if _holds(span, r)]
+            why = [("ineligible" if not eligible(r) else "no shared term / too long") + f": {r[:70]!r}"
+                   for r in raws] or ["span over several sentences"]
+            lines.append(f"  NOT A CANDIDATE {span[:60]!r}: {'; '.join(why)}")
+            continue
+        for n, fact in enumerate(facts):
+            listed = [(r, row) for r, row in enumerate(ranks[n]) if row[2].index in gold]
+            if listed:
+                r, row = listed[0]
+                p_need = auditor.need_probability([row], fact, cands)
+                best_p = auditor.need_probability(ranks[n], fact, cands)
+                lines.append(f"  RANKED need {n} {fact[:50]!r}: gold rank {r + 1}/{len(ranks[n])} "
+                             f"P(answers) {row[0]:.3f} need P as best {p_need:.2f}; best's need P {best_p:.2f}")
+                continue
+            c = cands[gold[0]]
+            need = need_of(fact)
+            gate = ("answer type " + need.kind if offers(need, fact, c.quote, context=c.context) <= 0 else
+                    "verifier eligibility" if eligibility(c.quote) else
+                    "points elsewhere" if points_elsewhere(c.quote) else
+                    "anchors" if gate_coverage(
+                        fact, doc_terms[doc_key(sources[c.source_index])]) < auditor.params.anchor_min else
+                    "P(answers) floor")
+            lines.append(f"  GATED need {n} {fact[:50]!r} by {gate}: {c.quote[:70]!r}")
+    return lines
 
 
 def paper_collection(stem: str):
@@ -52,10 +154,12 @@ def main() -> None:
     parser.add_argument("--collection", default="blind")
     parser.add_argument("--split", default="test", choices=("calibration", "test"))
     parser.add_argument("--config", default="agentic")
-    parser.add_argument("--sets", default="qasper,in_domain,devbench")
+    parser.add_argument("--sets", default="qasper,in_domain,devbench,blind2,blind")
     parser.add_argument("--scope", default="collection", choices=("collection", "paper"),
                         help="what a QASPER-style question is asked of: the whole collection or its paper alone")
     parser.add_argument("--why", action="store_true", help="print each run's verdict reason and premise")
+    parser.add_argument("--lost", action="store_true",
+                        help="for each answerable run refused or PARTIAL, where each evidence span was lost")
     parser.add_argument("--params", default="", help='AuditorParams fields to override, as JSON ({"need_min": 0.3})')
     args = parser.parse_args()
     common.django_setup(Path(args.var))
@@ -74,6 +178,8 @@ def main() -> None:
     chosen = args.sets.split(",")
     questions = [q for name in SETS if name in chosen for q in load_set(name)
                  if q["paper"] in ready and q["split"] == args.split]
+    questions += [q for name in BLIND if name in chosen for q in load_blind(name)
+                  if q["split"] == args.split and set(q["papers"]) <= ready]
     if "devbench" in chosen:
         questions += [q for q in common.with_splits(common.load_questions()) if q["split"] == args.split
                       and q["expected_behavior"] in ("ANSWER", "REFUSE_OUT_OF_SCOPE")
@@ -110,6 +216,10 @@ def main() -> None:
             hit = " evidence-quoted" if quoted else " evidence-missed"
             outcomes.setdefault(f"{q.get('set', 'devbench')}:quoted", Counter())[quoted] += 1
         print(q["question_id"], q["expected_behavior"], outcome + hit, why, flush=True)
+        if args.lost and q["expected_behavior"] == "ANSWER" and outcome in ("REFUSAL", "PARTIAL"):
+            for line in where_lost(q["question"], q.get("required_evidence_spans") or [], result,
+                                   roles.auditor, retriever, cfg.top_k):
+                print(line, flush=True)
         kind = f"{q.get('set', 'devbench')}:{q['expected_behavior']}"
         outcomes.setdefault(kind, Counter())[outcome] += 1
         if q["expected_behavior"] == "ANSWER" and outcome == "REFUSAL":
@@ -130,6 +240,12 @@ def main() -> None:
                 f"{name}_answerable_partial": n(f"{name}:ANSWER", "PARTIAL"),
                 f"{name}_answered_quoting_evidence": n(f"{name}:quoted", True),
             })
+    for name in BLIND:
+        if name in chosen:
+            tally.update({f"{name}_answerable_refused": n(f"{name}:ANSWER", "REFUSAL"),
+                          f"{name}_answerable_partial": n(f"{name}:ANSWER", "PARTIAL"),
+                          f"{name}_answered_quoting_evidence": n(f"{name}:quoted", True),
+                          f"{name}_out_of_scope_answered": n(f"{name}:REFUSE_OUT_OF_SCOPE", "ANSWER", "PARTIAL")})
     if "devbench" in chosen:
         tally.update({"devbench_answerable_refused": n("devbench:ANSWER", "REFUSAL"),
                       "devbench_answered_quoting_evidence": n("devbench:quoted", True),

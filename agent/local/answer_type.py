@@ -36,6 +36,18 @@ _DEFINES = re.compile(r"\b(?:is|are|refers? to|denotes?|measures?|means?|defined
                       re.IGNORECASE)
 
 
+_SPELLED = frozenset(words("two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                           "sixteen twenty thirty forty fifty hundred hundreds thousand thousands million millions "
+                           "billion billions dozen half twice"))
+_ONE = frozenset({"one", "single", "once"})
+# Numbers that count nothing: a citation's year ("(Gebru et al., 2018)", "[Lewis, 2020]"), a
+# link, a footnote mark glued to a word or a full stop ("implications.10").
+_NOT_VALUES = re.compile(r"[(\[][^()\[\]]*\b(?:1[5-9]|20)\d\d[a-z]?[)\]]|\S*https?://\S*|\S*www\.\S*|"
+                         r"(?<=[a-z][.,;])\d{1,2}\b")
+# Three or more items of one to three words each: "indexing, retrieval, and generation".
+_LIST = re.compile(r"\b[\w\-]+(?:\s+[\w\-]+){0,2},\s+[\w\-]+(?:\s+[\w\-]+){0,2},?\s+(?:and|or)\s+[\w\-]+")
+
+
 @dataclass(frozen=True)
 class Need:
     kind: str = "other"
@@ -62,18 +74,29 @@ def asking_clause(question: str) -> str:
     return _asking(question)[0]
 
 
+# Nouns that only name the form of a number ("what *share* are new"): the answering sentence
+# gives the number ("31% are new") without the word, so they are no focus it must name.
+_FORM_NOUNS = frozenset(content_terms("number percentage percent fraction share proportion ratio amount count"))
+
+
 def _asking(question: str) -> tuple[str, Need]:
     text = question.strip()
     low = text.lower()
     for start in [0, *(m.end() for m in _CLAUSE.finditer(low))]:
         need = _clause_need(low[start:])
         if need is not None:
+            if need.kind == "number":
+                need = Need("number", [t for t in need.focus if t not in _FORM_NOUNS])
             return text[start:], need
     return text, Need("other", [])
 
 
 def _clause_need(low: str) -> Need | None:
     """The need of a clause that starts with a question word or an auxiliary; None otherwise."""
+    # "How much were the annotators paid ...": an amount with no noun asked for (the word after
+    # the auxiliary is the subject, not what is counted).
+    if re.match(rf"^how (?:many|much)\s+{_AUX}\b", low):
+        return Need("number", [])
     m = re.match(rf"^how (?:many|much)\s+(?P<noun>[\w\-\s]+?)\s+{_AUX}\b", low) or \
         re.match(r"^how (?:many|much)\s+(?P<noun>[\w\-]+(?:\s+[\w\-]+)?)", low)
     if m:
@@ -132,12 +155,13 @@ def offers(need: Need, question: str, sentence: str, *, context: str = "") -> fl
     # "How many warmup steps": a sentence about neither warmup nor steps gives no such number.
     focus_ok = not need.focus or bool(set(need.focus) & (term_set(sentence) | term_set(context)))
     if need.kind == "number":
-        fresh = numbers(sentence) - numbers(question)
+        fresh = numbers(_NOT_VALUES.sub(" ", sentence)) - numbers(question)
         # Spelled numbers count too ("eight heads"), unless the question has them ("the two benchmarks").
-        spelled = ({"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "sixteen",
-                    "hundred", "thousand", "million", "half", "twice"} & set(words(sentence))) - set(words(question))
-        if not fresh and not spelled:
-            return 0.0
+        said = set(words(sentence.lower())) - set(words(question.lower()))
+        if not fresh and not _SPELLED & said:
+            # "for one epoch", "a single GPU": a count of one in words is an answer too, but
+            # "one" is as often a pronoun ("one of the ..."), so it only counts weakly.
+            return 0.3 if _ONE & said else 0.0
         return 1.0 if focus_ok else 0.3
     if need.kind == "time":
         asked = {w.lower() for w in words(question)}
@@ -147,7 +171,10 @@ def offers(need: Need, question: str, sentence: str, *, context: str = "") -> fl
         tokens = re.findall(r"[A-Za-z][\w\-\.]*", sentence)
         names = {t for i, t in enumerate(tokens) if (t[:1].isupper() and i > 0) or any(c.isupper() for c in t[1:])}
         fresh = {n for n in names if not term_set(n) <= asked}
-        return (1.0 if fresh else 0.5) * (1.0 if focus_ok else 0.5)
+        # "Which steps make up X?" / "X includes indexing, retrieval, and generation": a list of
+        # three or more things names them, capitalised or not.
+        listed = bool(_LIST.search(sentence))
+        return (1.0 if fresh or listed else 0.5) * (1.0 if focus_ok else 0.5)
     if need.kind == "reason":
         return 1.0 if _REASON.search(sentence) else 0.4
     if need.kind == "method":

@@ -38,7 +38,15 @@ import numpy as np
 
 from agent.local import selection, sufficiency
 from agent.local.answer_type import need_of, offers, points_elsewhere
-from agent.local.candidates import Candidate, candidates, doc_key, plan_facts, terms_by_document
+from agent.local.candidates import (
+    Candidate,
+    candidates,
+    doc_key,
+    gate_anchors,
+    gate_coverage,
+    plan_facts,
+    terms_by_document,
+)
 from agent.local.contradiction import contradiction_cue, siblings
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.entailment import Classifier, default_classifier
@@ -47,7 +55,7 @@ from agent.local.premise_check import answer_confirms, check_premises, waive_unc
 from agent.local.reformulator import PREMISE_PREFIX
 from agent.local.scoring import SentenceScore, score_sentences
 from agent.local.selection import candidate_idf
-from agent.local.text import anchor_coverage, anchor_terms, content_terms, coverage, term_set
+from agent.local.text import content_terms, coverage, term_set
 from agent.local.verdict import verdict_for
 from agent.types import (
     AuditResult,
@@ -330,7 +338,9 @@ class LocalAuditor:
         p = self.params
         need = need_of(fact)
         scores = score_sentences(fact, fvec, [c.quote for c in cands], sent_vecs, w_coverage=p.w_coverage)
-        anchors = anchor_terms(fact)
+        # The fact's names less cited authors ("the Gao et al. survey"): what its supporting
+        # document and, for the selection model, its sentence are to mention.
+        gate = gate_anchors(fact)
         terms = content_terms(fact)
         ranked = []
         for sc in scores:
@@ -344,9 +354,9 @@ class LocalAuditor:
             # A quote the verifier would drop (a fragment of a few words) cannot answer.
             if fit <= 0 or eligibility(cand.quote) or (not p.pointers_answer and points_elsewhere(cand.quote)):
                 continue
-            if anchors and anchor_coverage(anchors, doc_terms[doc_key(sources[cand.source_index])]) < p.anchor_min:
+            if gate and gate_coverage(fact, doc_terms[doc_key(sources[cand.source_index])]) < p.anchor_min:
                 continue
-            x = selection.features(need, terms, anchors, idf, selection.Pair(
+            x = selection.features(need, terms, gate, idf, selection.Pair(
                 support, sc.similarity, cand.terms, context_terms, fit, cand.source_index, cand.quote,
                 sources[cand.source_index].pool))
             answers = selection.probability(x, p.selection_weights, p.selection_bias)

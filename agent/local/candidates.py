@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from agent.local.eligibility import eligible, is_injection
-from agent.local.text import anchor_terms, content_terms, split_sentences, term_set
+from agent.local.text import anchor_coverage, anchor_terms, content_terms, split_sentences, stem, term_set
 from agent.types import Plan, Source
 
 MAX_SENTENCE_CHARS = 600
@@ -69,12 +69,71 @@ def terms_by_document(sources: list[Source]) -> dict[object, set[str]]:
 
 def plan_facts(question: str, plan: Plan) -> list[str]:
     """The plan's facts; a fact too short to search on ("how does it work?") borrows the
-    question's anchor terms so it is scored against the right subject."""
+    question's anchor terms so it is scored against the right subject. One that names its
+    own subject ("In Ragas, who makes that judgment?") borrows none: the names of the
+    question's other parts ("HAGRID") are not what it is about, and the document gate would
+    then ask its paper to mention them."""
     facts = plan.facts or [question]
     out = []
     anchors = " ".join(dict.fromkeys(w for w in re.findall(r"[\w\-\.@]+", question) if anchor_terms(w)))
     for fact in facts:
-        if len(content_terms(fact)) < 3:
+        if len(content_terms(fact)) < 3 and not gate_anchors(fact):
             fact = f"{fact} {anchors}".strip()
         out.append(fact)
     return out
+
+
+# Authors cited by name ("the Gao et al. survey", "Dai & Callan's approach", "(Nogueira, Jiang
+# & Lin)"): a paper's retrieved chunks rarely repeat its authors' names, so they name which
+# paper is meant, not a term the supporting document must mention.
+# A surname is capitalised and lower case after that ("Gao", "McCann" aside): "BERT" or
+# "RoBERTa" are model names, whatever follows them.
+_SURNAME = r"[A-Z][a-z][a-z'\-]*"
+_ET_AL = re.compile(rf"\b({_SURNAME})\s+et\s+al\b")
+_AUTHOR_LIST = re.compile(rf"\b{_SURNAME}(?:\s*,\s*{_SURNAME})*\s*(?:&\s*{_SURNAME}(?='s\b|\)|\s*,\s*\d{{4}})|"
+                          rf"\band\s+{_SURNAME}(?=\)|\s*,\s*\d{{4}}))")
+
+
+def cited_authors(text: str) -> set[str]:
+    """The anchor terms of the author names a text cites ("Gao et al.", "Dai & Callan's",
+    "(Nogueira, Jiang & Lin)"); a list joined by "and" only when a closing parenthesis or
+    a year follows it, as in a citation ("Llama and Mistral's tokenizers" are models)."""
+    names = [m.group(1) for m in _ET_AL.finditer(text)]
+    for m in _AUTHOR_LIST.finditer(text):
+        names += re.findall(_SURNAME, m.group(0))
+    return {t for name in names for t in content_terms(name.removesuffix("'s"))}
+
+
+_COORDINATED = re.compile(r"([\w\-\.]+)\s+(?:and|or|vs\.?|versus)\s+([\w\-\.]+)", re.IGNORECASE)
+
+
+def gate_coverage(fact: str, bag: set[str]) -> float:
+    """Share of the fact's gate anchors (gate_anchors) a document's terms `bag` mention, where
+    names joined by "and", "or" or "vs" count as present when one of them is: "Both E5 and
+    Sentence-BERT ... which pooling does each use?" is answered from E5's paper for E5 and
+    from Sentence-BERT's for Sentence-BERT, and neither paper need name the other. 1 when
+    the fact has no gate anchor."""
+    gate = gate_anchors(fact)
+    if not gate:
+        return 1.0
+
+    def entry(token: str) -> str | None:
+        low = token.strip(".").lower()
+        return next((a for a in gate if a in (low, stem(low))), None)
+
+    partners: dict[str, set[str]] = {a: {a} for a in gate}
+    for m in _COORDINATED.finditer(fact):
+        left, right = entry(m.group(1)), entry(m.group(2))
+        if left and right:
+            group = partners[left] | partners[right]
+            for a in group:
+                partners[a] = group
+    found = sum(any(anchor_coverage([m], bag) for m in partners[a]) for a in gate)
+    return found / len(gate)
+
+
+def gate_anchors(fact: str) -> list[str]:
+    """The fact's anchor terms the supporting document must mention (AuditorParams.anchor_min):
+    its names, acronyms, identifiers and numbers, less cited author names."""
+    authors = cited_authors(fact)
+    return [a for a in anchor_terms(fact) if a not in authors]

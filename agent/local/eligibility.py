@@ -17,12 +17,25 @@ from __future__ import annotations
 
 import re
 
-from knowledge.text import is_injection, is_instruction, quotable, sentence_kind, strip_marks
+from knowledge.text import is_injection as _steers
+from knowledge.text import is_instruction, quotable, sentence_kind, strip_marks
 
 __all__ = ["clean_sentence", "eligible", "is_injection", "is_instruction", "is_label"]
 
 _LABEL_START = re.compile(r"^(?:figure|fig\.|table|tab\.|algorithm|listing|appendix|equation|eq\.)\s*[A-Z]?\d",
                           re.IGNORECASE)
+
+
+# "annotators spend 1-2 minutes to answer each question": a task a paper describes, not an
+# order to a model. Only "... answer every question with <X>" dictates an answer.
+_PURPOSE = re.compile(r"\bto\s+answer\s+(?:every|all|each|any)\s+(?:question|query|request)s?\b(?!\s+with\b)",
+                      re.IGNORECASE)
+
+
+def is_injection(text: str) -> bool:
+    """The text tries to steer a model (knowledge.text.is_injection), a purpose clause that
+    describes people answering questions ("... minutes to answer each question") aside."""
+    return _steers(_PURPOSE.sub(" ", text))
 
 
 def clean_sentence(sentence: str) -> str:

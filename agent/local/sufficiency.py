@@ -76,6 +76,13 @@ _MEASURES = frozenset(content_terms("number percentage percent fraction share pr
                                     "score accuracy size total"))
 
 
+# Heads that say which quantity of a thing is asked ("dropout *rate*", "hidden *size*"): next
+# to a word naming the thing they are generic, and a sentence about another rate ("a learning
+# rate of 3e-5") names them without answering; the thing's word is what it must name.
+_GENERIC_HEADS = frozenset(content_terms("rate size value dimension dimensionality length frequency threshold depth "
+                                         "width"))
+
+
 # "What kind of ranking function ...": the kind is the answer's form; the asked thing is the noun after it.
 _KINDS = frozenset(content_terms("kind kinds type types sort sorts form forms variety"))
 _KIND_OF = re.compile(r"\b(?:kinds?|types?|sorts?|forms?|variety)\s+of\s+(?P<n>[\w\-]+(?:\s+[\w\-]+){0,2})",
@@ -85,7 +92,8 @@ _KIND_OF = re.compile(r"\b(?:kinds?|types?|sorts?|forms?|variety)\s+of\s+(?P<n>[
 def asked_focus(fact: str) -> list[str]:
     """The stemmed terms of what the need asks for: the focus of agent.local.answer_type
     ("how many *GPUs*", "which *optimizer*"), else the noun of "what is the N of ..."
-    ("what is the *carbon footprint* of ..."), less the nouns that only name a measure and
+    ("what is the *carbon footprint* of ..."), less the nouns that only name a measure, a
+    generic head next to the thing it measures ("dropout *rate*": dropout), and
     the names the need is about ("what share of *XOR-TyDi QA* answers": the asked thing is
     the answers; a sentence about the dataset need not repeat its name), unless nothing else
     is left; [] when the need names none."""
@@ -97,6 +105,7 @@ def asked_focus(fact: str) -> list[str]:
     if kind and set(focus) <= _KINDS:
         focus = content_terms(kind.group("n"))
     focus = [t for t in focus if t not in _MEASURES]
+    focus = [t for t in focus if t not in _GENERIC_HEADS] or focus
     names = {stem(part) if part != name else name
              for name in anchor_terms(fact) for part in (name, *re.split(r"[-_]", name)) if part}
     asked = [t for t in focus if t not in names]

@@ -81,3 +81,42 @@ def test_a_metric_at_a_cutoff_is_a_number_need_focused_on_the_metric(question, f
     # "@" belongs to the metric's name; the need was read as "which hole ..." (a name).
     need = need_of(question)
     assert need.kind == "number" and focus in need.focus
+
+
+def test_how_much_before_an_auxiliary_asks_an_amount_with_no_noun():
+    # "How much were the raters paid": "were" starts the clause, "raters" is its subject.
+    assert need_of("How much were the Quill raters paid for each batch?") == need_of("How much does it cost?")
+    assert need_of("How much were the Quill raters paid for each batch?").focus == []
+    assert need_of("How many layers does the Quill encoder have?").focus == ["layer"]
+
+
+def test_a_noun_that_only_names_the_form_of_a_number_is_no_focus():
+    need = need_of("Of the tokens Quill predicts, what share are copied from the input?")
+    assert need.kind == "number" and need.focus == []
+    # The answer gives the share as a number without the word "share".
+    assert offers(need, "what share are copied from the input?", "We found that 62% are copied.") == 1.0
+    assert need_of("What fraction of the receipts is rejected?").focus == ["receipt"]
+
+
+def test_a_count_of_one_in_words_is_a_weak_answer_not_ruled_out():
+    need = need_of("How many epochs is Quill fine-tuned for?")
+    fact = "How many epochs is Quill fine-tuned for?"
+    assert 0 < offers(need, fact, "We fine-tune Quill for one epoch on the receipts.") < 1
+    assert offers(need, fact, "Quill is fine-tuned for twenty epochs.") == 1.0
+    assert offers(need, fact, "Quill is fine-tuned with a small learning rate.") == 0.0
+
+
+def test_a_list_of_things_answers_which_things_without_capitals():
+    fact = "Which stages make up the Quill pipeline?"
+    need = need_of(fact)
+    listed = offers(need, fact, "The Quill pipeline has three stages: parsing, tagging, and filing.")
+    plain = offers(need, fact, "The Quill pipeline has three stages that run in turn.")
+    assert listed == 1.0 and plain < listed
+
+
+def test_a_citation_year_a_link_or_a_footnote_mark_is_no_count():
+    fact = "How many languages does the Quill dataset cover?"
+    need = need_of(fact)
+    assert offers(need, fact, "We release a datasheet (Okafor et al., 2018) for the Quill dataset.") == 0.0
+    assert offers(need, fact, "The Quill dataset is documented online.4 4https://quill.example.org/v2") == 0.0
+    assert offers(need, fact, "The Quill dataset [Okafor, 2018] covers 7 languages.") == 1.0

@@ -232,7 +232,8 @@ def test_the_auditor_threshold_is_a_parameter(embed):
     ("Which optimizer is used to train Harrowgate?", ["optim"]),
     # "what is the N of X" asks for N, not for X.
     ("What is the carbon footprint of training Harrowgate?", ["carbon", "footprint"]),
-    ("What is the learning rate of Harrowgate's optimizer?", ["learn", "rate"]),
+    # A generic head ("rate") next to the thing it measures: the thing is asked for.
+    ("What is the learning rate of Harrowgate's optimizer?", ["learn"]),
     # A noun that only names a measure is given by the number, not by the word: "what share
     # of X" asks about X (answer_type.need_of).
     ("What share of the fields does Harrowgate extract correctly?", ["field"]),
@@ -468,3 +469,15 @@ def test_what_kind_of_asks_for_the_noun_after_it():
 
     assert asked_focus("What kind of ranking function is Lumen?") == ["rank", "function"]
     assert asked_focus("Which type of loss does Lumen use?") == ["loss"]
+
+
+def test_a_generic_head_next_to_the_thing_it_measures_is_not_the_focus():
+    from agent.local.sufficiency import asked_focus, focus_miss
+    from agent.local.text import term_set
+
+    focus = asked_focus("What dropout rate does Quill use when fine-tuning?")
+    assert focus == ["dropout"]
+    # A sentence about another rate does not name what is asked; one about dropout does.
+    assert focus_miss(focus, term_set("The learning rate is 3e-5 for every run."), set()) == 1.0
+    assert focus_miss(focus, term_set("We apply a dropout of 0.1 to every layer."), set()) == 0.0
+    assert asked_focus("What learning rate does Quill use?") == ["learn"]
