@@ -10,8 +10,9 @@ the calibration halves, and report the premise figures of any half.
 Questions (each declared split; the same sets for both halves):
 - bench/premise_questions.jsonl: false premises (DEBUNK_FALSE_PREMISE) and true premises of
   the same form (ANSWER);
-- bench/blind2/questions.jsonl: answerable and multi-part (ANSWER), false premises, out of scope
-  (vague ones are left out: CLARIFY comes before any premise check);
+- bench/blind2/questions.jsonl and bench/blind3/questions.jsonl: answerable and multi-part
+  (ANSWER), false premises, out of scope (vague ones are left out: CLARIFY comes before any
+  premise check);
 - devbench (bench/_devbench_common): every question whose papers are ready;
 - bench/in_domain_questions.jsonl (whole collection) and bench/qasper_style_questions.jsonl
   (a collection holding only the question's paper, as bench/refusals.py --scope paper).
@@ -53,15 +54,16 @@ def questions_of(split: str, ready: set[str]) -> list[dict]:
     from refusals import load_set
 
     out = [{**q, "set": "premise"} for q in load_premise_set(split)]
-    blind2 = common.ROOT / "bench" / "blind2" / "questions.jsonl"
-    for line in blind2.open(encoding="utf-8"):
-        q = json.loads(line) if line.strip() else None
-        if not q or q["split"] != split or q["category"] == "vague":
-            continue
-        behaviour = {"FALSE_PREMISE": "DEBUNK_FALSE_PREMISE", "REFUSAL": "REFUSE_OUT_OF_SCOPE"}.get(
-            q["expected_outcome"], "ANSWER")
-        out.append({"question_id": q["question_id"], "set": "blind2", "question": q["question"],
-                    "expected_behavior": behaviour, "split": split})
+    for blind in ("blind2", "blind3"):
+        path = common.ROOT / "bench" / blind / "questions.jsonl"
+        for line in path.open(encoding="utf-8"):
+            q = json.loads(line) if line.strip() else None
+            if not q or q["split"] != split or q["category"] == "vague":
+                continue
+            behaviour = {"FALSE_PREMISE": "DEBUNK_FALSE_PREMISE", "REFUSAL": "REFUSE_OUT_OF_SCOPE"}.get(
+                q["expected_outcome"], "ANSWER")
+            out.append({"question_id": q["question_id"], "set": blind, "question": q["question"],
+                        "expected_behavior": behaviour, "split": split})
     out += [{**q, "set": "devbench"} for q in common.with_splits(common.load_questions())
             if q["split"] == split and set(q["expected_doc_ids"]) <= ready]
     out += [q for name in ("in_domain", "qasper") for q in load_set(name)
@@ -182,7 +184,7 @@ def main() -> None:
     parser.add_argument("--split", default="calibration", choices=("calibration", "test"))
     parser.add_argument("--out", help="write the runs here (JSON)")
     parser.add_argument("--rows", help="recount saved runs instead of running")
-    parser.add_argument("--sets", default="premise,blind2,devbench,in_domain,qasper")
+    parser.add_argument("--sets", default="premise,blind2,blind3,devbench,in_domain,qasper")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
     from agent.local.auditor import AuditorParams

@@ -131,6 +131,11 @@ def main() -> None:
         print(f"   premises: {result.plan.premises}")
         if check is not None and check.contradicted:
             print(f"   cited: {check.quote[:200]!r} ({check.reason})")
+            # How the cited sentence was read: its role (relevant, or "loose": a document
+            # holding all the premise's names but one), cue and P(CONTRADICT), per premise.
+            for row in trace:
+                if row["role"] != "irrelevant" and _same_sentence(row["quote"], check.quote):
+                    print("   cited as: " + json.dumps({k: v for k, v in row.items() if k != "quote"}))
         if false and verdict != "caught":
             for row in trace:
                 row["threshold"] = threshold

@@ -124,7 +124,8 @@ _DEFINITION = re.compile(r"^what\s+(?:does|do)\s+.+\s+(?:measure|mean|stand\s+fo
 _WHAT_AUX = re.compile(r"^(?:what|whom|who)\s+(?P<aux>do|does|did|has|have|had)\s+(?P<body>.+?)\??$",
                        re.IGNORECASE)
 # "Who invented X" / "Which model outperforms X" -> "someone invented X" / "model outperforms X".
-_WHO_VERB = re.compile(r"^(?:who|which\s+(?P<noun>[\w\-]+))\s+(?P<body>(?!is\b|are\b|was\b|were\b)[a-z]\w+\s+.+?)\??$",
+_WHO_VERB = re.compile(r"^(?:who|which\s+(?!(?:in|on|at|for|with|from|of|by|to|during|under|within|across|among|about)\b)"
+                       r"(?P<noun>[\w\-]+))\s+(?P<body>(?!is\b|are\b|was\b|were\b)[a-z]\w+\s+.+?)\??$",
                        re.IGNORECASE)
 # "Which of the 10 languages of X has the most N?" -> "one of the 10 languages of X has the most N".
 _WHICH_OF = re.compile(r"^(?:which|who)\s+of\s+(?P<rest>the\s+.+?)\??$", re.IGNORECASE)
@@ -233,11 +234,46 @@ def _premises(sentences: list[str]) -> list[str]:
         # "Which X did Y, and what do they recommend?": each clause presupposes its own, and
         # a relative clause inside one what it says ("Why does Quill, which uses eight
         # experts, route ...?" presupposes that Quill uses eight experts as well).
-        for clause in _CLAUSE_SPLIT.split(s):
-            clause = _clean(clause)
+        clauses = [_clean(c) for c in _CLAUSE_SPLIT.split(s)]
+        for n, clause in enumerate(clauses):
+            # "..., and which in the Y paper?" asks the first clause's question of another place.
+            clause = _borrowed(clauses[0], clause) if n else clause
             found.extend(p for p in (presupposition(_ASIDE.sub("", clause)), _relative_clause(clause.rstrip("?").strip()))
-                         if p and _well_formed(p, clause))
+                         if p and _well_formed(p, clause) and not _fragment(p))
     return [p for p in dict.fromkeys(_clean(p).rstrip(".") for p in found) if p]
+
+
+_PREPOSITION = r"(?:in|on|at|for|with|from|by|during|under|within|across|among|over|after|before)"
+# A later clause that is a question word and a place or time only: "and which in the Y paper?".
+_ELIDED_PLACE = re.compile(rf"^(?:which|what|who|where|when|how\s+many|how\s+much)\s+(?P<pp>{_PREPOSITION}\s+.+?)\??$",
+                           re.IGNORECASE)
+
+
+def _borrowed(first: str, clause: str) -> str:
+    """A later clause that gives only another place, time or condition borrows the first
+    clause's relation: "Which toolkit gave the baseline in paper A, and which in paper B?"
+    -> "Which toolkit gave the baseline in paper B?" (the first clause's own phrase with that
+    preposition replaced, or the new one added). Any other clause is returned as it is."""
+    m = _ELIDED_PLACE.match(clause)
+    if not m or _has_verb(m.group("pp")):
+        return clause
+    pp = m.group("pp")
+    prep = pp.split()[0]
+    head = first.rstrip("?").rstrip()
+    at = [x.start() for x in re.finditer(rf"\b{re.escape(prep)}\s+", head, re.IGNORECASE)]
+    return f"{head[:at[-1]].rstrip()} {pp}?" if at else f"{head} {pp}?"
+
+
+def _has_verb(text: str) -> bool:
+    """Whether the text holds a finite verb or a participle (an auxiliary, an -ed form or a
+    common irregular one): "in the paper that was published" does, "in the Y paper" not."""
+    return any(re.fullmatch(_AUX, w, re.IGNORECASE) or _PARTICIPLE.match(w) for w in re.findall(r"[\w\-]+", text))
+
+
+def _fragment(presupposed: str) -> bool:
+    """A presupposition that is a prepositional phrase with no verb ("in the Y paper", cut
+    from "..., and which in the Y paper?") states nothing a sentence could assert or deny."""
+    return bool(re.match(rf"{_PREPOSITION}\b", presupposed, re.IGNORECASE)) and not _has_verb(presupposed)
 
 
 def presupposition(question: str) -> str:

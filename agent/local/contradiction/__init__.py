@@ -24,9 +24,12 @@ than a word list fitted to a benchmark:
   "A performs worse than B"), a verdict moved to another place in a sequence ("best in the
   middle" / "best at the beginning or end", "degrades in the middle").
 
-Negation scope ignores "not only", "not just", "if not", "no matter" (they add or hedge).
+Negation scope ignores "not only", "not just", "if not", "no matter" (they add or hedge), and a
+fronted "without X," (an ablation's what-if: "Without X, Y tends to ..."); a parenthesis glossing
+a name in the claim ("the Y (T5 reranking) paper") is not asserted.
 Modules by topic: negation (scope, negated clauses), alternatives (instead-of frames),
-quantities (numbers), opposites (order, direction, antonyms), slots and names (entity-slot clashes),
+quantities (numbers), opposites (order, direction, antonyms), slots and names (entity-slot clashes; a
+name must be replaced by a name, in the claim's slot, and not by one the sentence compares with: compared),
 origin and roles (the premise check's own: a cited origin, a name given another role in a list).
 
 Each cue needs the sentence to be about the claim (the auditor checks relevance with its
@@ -49,7 +52,7 @@ from agent.local.contradiction.opposites import (
 )
 from agent.local.contradiction.quantities import number_substitution, spell_digits
 from agent.local.contradiction.slots import siblings, slot_filler, term_substitution, value_substitution
-from agent.local.contradiction.terms import content, name_stems, titled_stems
+from agent.local.contradiction.terms import content, glossed_stems, name_stems, titled_stems
 
 __all__ = [
     "acronym_of", "alias", "alternatives", "antonym_in_slot", "chooses_rejected", "contradiction_cue", "direction",
@@ -67,7 +70,8 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     claim_terms = set(content(claim))
     claim_negated = negated_stems(claim)
     # The words of a quoted title name a document: the claim asserts nothing with them.
-    asserted = claim_terms - claim_negated - titled_stems(claim)
+    # Nor does a parenthesis glossing a name ("the monoT5 (T5 reranking) paper").
+    asserted = claim_terms - claim_negated - titled_stems(claim) - glossed_stems(claim)
     # A claim's own "A instead of B" asserts A, not B.
     for chosen, rejected in alternatives(claim):
         asserted -= rejected

@@ -28,13 +28,42 @@ def negation_at(ws: list[str], i: int) -> bool:
     return not (i + 1 < len(ws) and ws[i + 1] in _NOT_DENYING.get(w, ()))
 
 
+# Words after which a "without" phrase opens its clause ("It shows that without X, Y tends
+# to ...", "When trained without X, ...").
+_OPENERS = frozenset({"that", "when", "if", "even", "and", "but", "so", "thus", "hence", "yet", "whereas", "while",
+                      "because", "since", "although", "however", "then", "once", "trained", "run", "used", "evaluated",
+                      "tested", "applied"})
+
+
+def _clauses(text: str) -> list[tuple[str, bool]]:
+    """The text's clauses (split at CLAUSE_END), each with whether a comma follows it."""
+    out = []
+    start = 0
+    for m in CLAUSE_END.finditer(text):
+        out.append((text[start:m.start()], m.group(0) == ","))
+        start = m.end()
+    out.append((text[start:], False))
+    return out
+
+
+def counterfactual(ws: list[str], i: int, *, comma_after: bool) -> bool:
+    """Whether the "without" at i opens a phrase that sets a condition for the clause after
+    it ("It shows that without question-aware compression, the model tends to drop key
+    facts", "Without reranking, recall falls"): an ablation's what-if, which says what
+    happens when X is taken away, so it asserts X's use rather than denying it. "We use A
+    without B" (a "without" after its verb's object) still denies B."""
+    return (ws[i] == "without" and comma_after
+            and (i == 0 or ws[i - 1] in _OPENERS or (i == 1 and ws[0] in ("even", "only"))))
+
+
 def negated_stems(text: str) -> set[str]:
-    """Stems inside the scope of a negation: up to _SCOPE content words after it, within its clause."""
+    """Stems inside the scope of a negation: up to _SCOPE content words after it, within its
+    clause; a fronted "without X," (counterfactual) negates nothing."""
     out: set[str] = set()
-    for clause in CLAUSE_END.split(text):
+    for clause, comma_after in _clauses(text):
         ws = words(clause)
         for i in range(len(ws)):
-            if negation_at(ws, i):
+            if negation_at(ws, i) and not counterfactual(ws, i, comma_after=comma_after):
                 taken = 0
                 for nxt in ws[i + 1:]:
                     if nxt in STOPWORDS or nxt in NEGATIONS:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from agent.local.contradiction.compared import compared_names, compares
 from agent.local.contradiction.names import alias
 from agent.local.contradiction.quantities import NUMBER_TOKEN, spell_digits
-from agent.local.contradiction.terms import content, stems, titled_stems
+from agent.local.contradiction.terms import content, name_stems, stems, titled_stems
 from agent.local.text import NEGATIONS, STOPWORDS, anchor_terms, stem, words
 
 
@@ -64,14 +65,51 @@ def term_substitution(claim: str, sentence: str, sibling_map: dict[str, set[str]
     # A sentence that opens with a pronoun ("It outperforms ANCE ...") may be about the
     # claim's subject itself (its first name): its siblings there stand in another slot.
     pronoun_led = bool(_PRONOUN_LED.match(sentence))
+    # An identifier (an acronym, a name with a capital or digit inside it: "CacheBlend")
+    # can only be replaced by a name: "full KV recompute" lists "full" beside a system's
+    # name as a sibling, but "full" names nothing (a capitalised word, "Peak", "Long", may
+    # be a common one, replaced by a common word). Nor is a system the sentence names to
+    # compare with a rival ("we compare against the BERT reranker"), unless the claim compares too.
+    identifiers = _identifiers(claim)
+    lead = re.match(r"\s*([A-Z][\w\-]+)", sentence)
+    sent_names = name_stems(sentence) | ({stem(lead.group(1).lower())} if lead else set())
+    compared = set() if compares(claim) else compared_names(sentence)
+    claim_seq = list(dict.fromkeys(_slot_terms(claim)))
+    sent_seq = _slot_terms(sentence)
     for term in (claim_terms - sent) & values - titled_stems(claim):
-        rivals = (sibling_map.get(term, set()) & sent) - claim_terms
+        rivals = (sibling_map.get(term, set()) & sent) - claim_terms - compared
+        if term in identifiers:
+            rivals &= sent_names
+        # The rival stands where the claim's term stood: next to a word that is next to it in
+        # the claim ("the default mode is average" against "Peak ... is the default mode"),
+        # not anywhere in a sentence that shares the claim's words.
+        rivals = {r for r in rivals if _in_slot(claim_seq, term, sent_seq, r)}
         if not rivals or (pronoun_led and term == subject):
             continue
         rest = claim_terms - {term}
         if rest and len(rest & bag) / len(rest) >= 0.6:
             return True
     return False
+
+
+def _identifiers(text: str) -> set[str]:
+    """Stems of the text's identifiers: a word with a digit or a capital after its first letter."""
+    return {stem(t.lower()) for t in re.findall(r"[\w\-]+", text)
+            if any(c.isdigit() for c in t) or any(c.isupper() for c in t[1:])}
+
+
+def _in_slot(claim_seq: list[str], term: str, sent_seq: list[str], rival: str) -> bool:
+    """Whether `rival` stands in the sentence within _SLOT_REACH content words of a neighbour
+    of `term` in the claim (one of the _SLOT_REACH claim words on either side of it that the
+    sentence holds); a hyphenated word counts for each of its parts."""
+    if term not in claim_seq:
+        return False
+    held = set(sent_seq)
+    i = claim_seq.index(term)
+    near = {t for t in claim_seq[max(0, i - _SLOT_REACH):i + 1 + _SLOT_REACH] if t != term and t in held}
+    spots = [k for k, t in enumerate(sent_seq) if t == rival or rival in t.split("-")]
+    return any(sent_seq[j] in near for k in spots
+               for j in range(max(0, k - _SLOT_REACH - 1), min(len(sent_seq), k + _SLOT_REACH + 2)) if j != k)
 
 
 def _slot_terms(text: str) -> list[str]:
@@ -179,11 +217,14 @@ def value_substitution(claim: str, sentence: str, *, context: str = "", frame: f
         # No frame at all: any name of the sentence may stand in the missing one's place.
         fills = [(term, 0.0, set(_slot_terms(sentence))) for term, _, _ in fills]
     titled = titled_stems(claim)
+    # A name the sentence sets beside its subject to compare ("than BERT", "the BM25
+    # baseline") is another system, not another filler of the claim's slot.
+    compared = set() if compares(claim) else compared_names(sentence)
     for term, score, fill in fills:
         if score < frame or term not in names or term in bag or term in fixed or term in titled:
             continue
         # A number is no rival name (another number is the number cue's).
-        rivals = {r for r in (fill & sent_names) - claim_terms
+        rivals = {r for r in (fill & sent_names) - claim_terms - compared
                   if any(c.isalpha() for c in r) and not alias(r, term)}
         if not rivals or any(alias(r, n) for r in rivals for n in names):
             continue

@@ -44,3 +44,15 @@ def titled_stems(text: str) -> set[str]:
         out |= stems(m.group(1)) | {stem(w) for w in words(m.group(1))}
     rest = _QUOTED.sub(" ", text)
     return out - stems(rest) - {stem(w) for w in words(rest)}
+
+
+_PARENTHESIS = re.compile(r"\(([^()]*)\)")
+
+
+def glossed_stems(text: str) -> set[str]:
+    """Stems only a parenthesis of the text holds: an aside glossing a name ("the monoT5 (T5
+    reranking) paper"), which says which thing is meant, not what the text asserts of it."""
+    inside: set[str] = set()
+    for m in _PARENTHESIS.finditer(text):
+        inside |= stems(m.group(1))
+    return inside - stems(_PARENTHESIS.sub(" ", text))
