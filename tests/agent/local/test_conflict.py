@@ -77,3 +77,27 @@ def test_the_auditor_no_longer_reports_two_models_settings_as_disagreeing(embed)
     after = LocalAuditor(embed=embed).audit(question, plan, sources, can_retry=False)
     assert before.conflicts  # the cue alone called the two models' settings a disagreement
     assert not after.conflicts
+
+
+def _traced(a: str, b: str, cue: str, *, answers_b: float = 0.5) -> dict:
+    return {"fact": "What learning rate did they use?", "quote_a": a, "quote_b": b, "context_a": "", "context_b": "",
+            "answers_a": 0.4, "answers_b": answers_b, "support_b": 0.7, "cue": cue, "final": True}
+
+
+def test_the_bench_counts_the_first_pair_of_a_need_that_holds_against_the_labels(monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[3] / "bench"))
+    import conflicts
+
+    apart = _traced("For Corvex, we used a learning rate of 0.001 and a warm-up of 500 steps.",
+                    "For Belmar, we used a learning rate of 0.01 and a warm-up of 500 steps.", "number")
+    real = _traced("The Harrow archive is updated once a week by the maintainers.",
+                   "The Harrow archive is not updated once a week by the maintainers, only on request.", "negation")
+    runs = [{"question_id": "T1", "pairs": [apart, real]}]
+    labels = {(apart["quote_a"], apart["quote_b"]): False, (real["quote_a"], real["quote_b"]): True}
+    before = conflicts.evaluate(runs, labels, CUE_ONLY)
+    after = conflicts.evaluate(runs, labels, AuditorParams())
+    # One need, so one conflict: the cue alone reports the first pair, the two models' settings.
+    assert (before["raised"], before["real"], before["recall"]) == (1, 0, 0.0)
+    assert (after["raised"], after["real"], after["precision"], after["recall"]) == (1, 1, 1.0, 1.0)
