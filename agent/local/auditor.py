@@ -32,11 +32,11 @@ see docs/benchmarks.md for held-out figures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from agent.local import selection, sufficiency
+from agent.local import conflict, selection, sufficiency
 from agent.local.answer_type import need_of, offers, points_elsewhere
 from agent.local.candidates import (
     Candidate,
@@ -47,7 +47,7 @@ from agent.local.candidates import (
     plan_facts,
     terms_by_document,
 )
-from agent.local.contradiction import contradiction_cue, siblings
+from agent.local.contradiction import siblings
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.entailment import Classifier, default_classifier
 from agent.local.planner import asked_noun, asked_nouns
@@ -169,6 +169,18 @@ class AuditorParams:
     # may answer a need. No: on the devbench calibration half it put the answering sentence
     # first for more facts (bench/sentence_pool.py, docs/benchmarks.md).
     pointers_answer: bool = False
+    # When a cue between the answering sentence and another relevant one is a conflict
+    # (agent.local.conflict): the other must answer the need too (its P(answers) at least
+    # conflict_answers_min: answer_min's level, a sentence worth stating as an answer), the
+    # two must not name different things (conflict_same_names), a "number" cue needs the
+    # same statement with another number (conflict_number_jaccard of shared terms), and any
+    # cue at least conflict_jaccard_min. Chosen by bench/conflicts.py on the conflicts of the
+    # calibration halves labelled by reading (bench/conflict_labels.jsonl) and SciFact
+    # calibration claims (docs/benchmarks.md, "Conflicting sources", stop 27).
+    conflict_answers_min: float = 0.12
+    conflict_jaccard_min: float = 0.0
+    conflict_number_jaccard: float = 0.5
+    conflict_same_names: bool = True
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -254,7 +266,8 @@ class LocalAuditor:
                 ))
                 picked_terms.append(cand.terms)
             conflict = self._conflict(fact, picked, [cands[sc.index] for _, _, sc, _ in ranked[:6]], sources,
-                                      {sc.index: support for _, support, sc, _ in ranked}, cands, sibling_map)
+                                      {sc.index: (answers, support) for answers, support, sc, _ in ranked}, cands,
+                                      sibling_map)
             if conflict is not None:
                 conflicts.append(conflict)
             label = fact_label if picked else SupportLabel.UNSUPPORTED
@@ -404,25 +417,37 @@ class LocalAuditor:
         return out
 
     def _conflict(self, fact: str, picked: list[SupportingSentence], near: list[Candidate],
-                  sources: list[Source], support: dict[int, float], cands: list[Candidate],
-                  sibling_map: dict[str, set[str]]) -> Conflict | None:
-        """A supporting sentence and another relevant one from a different chunk that disagree."""
+                  sources: list[Source], scored: dict[int, tuple[float, float]], cands: list[Candidate],
+                  sibling_map: dict[str, set[str]], trace: list[dict] | None = None) -> Conflict | None:
+        """A supporting sentence and another relevant one from a different chunk that disagree
+        (agent.local.conflict; `scored`: each candidate's (P(answers), support); `trace`
+        collects every pair whose cue fired, for bench/conflicts.py)."""
         supported = [s for s in picked if s.label == SupportLabel.SUPPORTED]
         if not supported:
             return None
         first = supported[0]
+        first_cand = next((c for c in near if c.quote == first.quote), None)
+        found = None
         for other in near:
             chunk_id = sources[other.source_index].chunk_id
             if chunk_id == first.chunk_id or other.quote == first.quote:
                 continue
-            if support.get(cands.index(other), 0.0) < self.params.support_min:
+            answers, support = scored.get(cands.index(other), (0.0, 0.0))
+            if support < self.params.support_min:
                 continue
-            cue = contradiction_cue(first.quote, other.quote, sibling_map=sibling_map)
-            # Different numbers for different things are not a conflict: only the same statement
-            # with another number is.
-            if cue == "number" and _jaccard(term_set(first.quote), other.terms) < 0.5:
-                cue = ""
-            if cue in ("negation", "alternative", "antonym", "number"):
-                return Conflict(fact=fact, chunk_ids=[first.chunk_id, chunk_id], quotes=[first.quote, other.quote],
-                                cue=cue)
-        return None
+            pair = conflict.Pair(fact=fact, quote_a=first.quote, quote_b=other.quote,
+                                 context_a=conflict.previous_sentence(first_cand, sources) if first_cand else "",
+                                 context_b=conflict.previous_sentence(other, sources),
+                                 answers_a=first.score, answers_b=answers, support_b=support)
+            cue = conflict.pair_cue(pair, sibling_map)
+            if not cue:
+                continue
+            held = conflict.is_conflict(pair, cue, self.params)
+            if trace is not None:
+                trace.append({**asdict(pair), "cue": cue, "conflict": held, "first": found is None and held})
+            if held and found is None:
+                found = Conflict(fact=fact, chunk_ids=[first.chunk_id, chunk_id], quotes=[first.quote, other.quote],
+                                 cue=cue)
+                if trace is None:
+                    break
+        return found
