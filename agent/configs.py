@@ -44,6 +44,9 @@ class RunConfig:
     # best `neighbours` chunks: pool chunks too (agent.loop.AgentLoop._retrieve).
     heads: int = 0
     neighbours: int = 0
+    # A head from a paper outside the fused top k joins only when it names at least this share
+    # of the query's names (agent.loop.names_of; 0: never).
+    head_names: float = 0.0
     # LLM backends: an audited ANSWER or PARTIAL stands only where the local auditor would not
     # refuse the question on the same evidence (agent.llm.drafts.local_refusal: "needs", no need
     # answered; "verdict", any refusal; "off"); else the run refuses. Measured on the calibration
@@ -68,6 +71,9 @@ SENTENCE_POOL = 5
 # docs/benchmarks.md).
 HEADS = 1
 NEIGHBOURS = 1
+# A head from a paper outside the fused top k joins when it names all of its query's names
+# (calibration halves, docs/benchmarks.md "Retrieval admission (stop 27)").
+HEAD_NAMES = 1.0
 
 CONFIGS: dict[str, RunConfig] = {
     c.name: c
@@ -78,11 +84,11 @@ CONFIGS: dict[str, RunConfig] = {
         RunConfig("hybrid_rerank", retrieval_mode="rrf", rerank="sentence"),
         RunConfig("agentic_no_audit", plan=True),
         RunConfig("agentic_no_retry", plan=True, audit=True, sentence_pool=SENTENCE_POOL, heads=HEADS,
-                  neighbours=NEIGHBOURS),
+                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES),
         RunConfig("agentic", plan=True, audit=True, max_retries=2, sentence_pool=SENTENCE_POOL, heads=HEADS,
-                  neighbours=NEIGHBOURS),
+                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES),
         RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2,
-                  sentence_pool=SENTENCE_POOL, heads=HEADS, neighbours=NEIGHBOURS),
+                  sentence_pool=SENTENCE_POOL, heads=HEADS, neighbours=NEIGHBOURS, head_names=HEAD_NAMES),
     )
 }
 # The one list of configuration names (the ask form, the API, benchmarks).

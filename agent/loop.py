@@ -15,6 +15,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from agent.configs import Roles, RunConfig
+from agent.local.candidates import gate_anchors, gate_coverage
+from agent.local.text import term_set
 from agent.roles import Retriever
 from agent.steps import (
     AuditStep,
@@ -75,6 +77,15 @@ class LoopResult:
         return self.audit.verdict.value if self.audit else ""
 
 
+def names_of(query: str, source: Source, share: float) -> bool:
+    """Whether a chunk (with its paper's title and its section) names at least `share` of the
+    query's names: its anchor terms less cited authors (agent.local.candidates.gate_anchors,
+    the candidate document gate's). False when the query names nothing or `share` is 0."""
+    if share <= 0 or not gate_anchors(query):
+        return False
+    return gate_coverage(query, term_set(f"{source.document_title} {source.section} {source.text}")) >= share
+
+
 class AgentLoop:
     # How much deeper than top_k a retry's queries read (their best chunks not yet known are
     # kept). On the devbench calibration half (bench/calibrate_sufficiency.py --loop) reading
@@ -122,7 +133,8 @@ class AgentLoop:
         which add nothing to the audit (`retry_depth`). With `deep`, each query also reads
         down to RunConfig.pool and the retriever's sentence search gives the chunks of its
         RunConfig.sentence_pool best sentences, BM25 and the dense search each give their own
-        RunConfig.heads best (from the papers of the top k only), and the chunks next to each
+        RunConfig.heads best (from the papers of the top k, or naming the query's names:
+        RunConfig.head_names), and the chunks next to each
         query's RunConfig.neighbours best join: those come after every top k, marked `pool`
         (the auditor may choose an answering sentence from them, the premise check does not
         read them)."""
@@ -162,11 +174,14 @@ class AgentLoop:
             for q, hits in zip(queries, results):
                 if rank < len(hits):
                     add(q, hits[rank], False)
-        # A retriever's own best chunk joins only from a paper the fused top k already found:
-        # from any other, BM25's or the dense search's first few are mostly on-topic noise
-        # that outranks the answering sentence.
+        # A retriever's own best chunk joins from a paper the fused top k already found, or
+        # from any paper when it names the query's names (RunConfig.head_names): another
+        # paper's head is mostly on-topic noise that outranks the answering sentence, but one
+        # naming what the query names is the paper asked about, which RRF can leave out of
+        # its top k when one list ranks it first and the other lower.
         papers = {s.document_id for s in merged}
-        extras = [[*extra, *(h for h in own if h.document_id in papers)] for _, extra, own in found]
+        extras = [[*extra, *(h for h in own if h.document_id in papers or names_of(q, h, cfg.head_names))]
+                  for q, (_, extra, own) in zip(queries, found)]
         # Then the deeper pools, the sentence search's and the retrievers' own chunks, round-robin too.
         deeper = [hits[k:] for hits in results] + extras
         owners = [*queries, *queries]
