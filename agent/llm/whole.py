@@ -520,6 +520,10 @@ def _call(client: Any, messages: list[dict[str, str]], on_text: Callable[[str], 
     return client.structured(messages, SummaryOut, on_text=on_text)
 
 
+def _key(question: str, sources: Sequence[Source]) -> tuple[str, tuple[int, ...]]:
+    return question, tuple(s.chunk_id for s in sources)
+
+
 def _source_number(sources: list[Source], source: Source) -> int:
     """The 1-based place of the chunk in the run's evidence, appended when it is new."""
     for n, s in enumerate(sources, start=1):
@@ -541,7 +545,7 @@ class WholePapers:
         self.max_papers = max_papers
         self.clock = clock
         self._lock = threading.Lock()
-        self._maps: dict[str, tuple[AuditResult, MapResult]] = {}
+        self._maps: dict[tuple[str, tuple[int, ...]], tuple[AuditResult, MapResult]] = {}
 
     # -- budget -------------------------------------------------------------------
 
@@ -567,9 +571,9 @@ class WholePapers:
         """Map: one summary call per paper. Extends `sources` in place with the chunks whose
         sentences the model was shown (the loop hands that list to the generator and verifier)."""
         with self._lock:
-            done = self._maps.get(question)
+            done = self._maps.get(_key(question, sources))
         if done is not None:
-            # Audited again in the same run (the web route's last pass): nothing new to read.
+            # The same evidence audited again: nothing new to read.
             return done[0]
         catalogue = self.library.catalogue(sources)
         selection = select_papers(question, sources, catalogue, limit=self.max_papers)
@@ -649,7 +653,8 @@ class WholePapers:
         with self._lock:
             if len(self._maps) > 64:
                 self._maps.clear()
-            self._maps[question] = (audit, mapped)
+            # Keyed by the evidence as extended: the generator is handed this very list.
+            self._maps[_key(question, sources)] = (audit, mapped)
         return audit
 
     # -- reduce and the draft (the generate step) ---------------------------------
@@ -657,7 +662,7 @@ class WholePapers:
     def generate(self, question: str, sources: list[Source], audit: AuditResult | None) -> Draft | None:
         """The draft of a request `audit` mapped, else None (not a whole-paper request)."""
         with self._lock:
-            done = self._maps.pop(question, None)
+            done = self._maps.pop(_key(question, sources), None)
         if done is None or audit is None:
             return None
         mapped = done[1]

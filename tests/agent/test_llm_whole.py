@@ -338,6 +338,13 @@ def test_more_papers_asked_than_read_ends_partial_with_the_note():
     assert draft is not None and draft.outcome == Outcome.PARTIAL
     assert '(not read: "Gamma: C")' in draft.missing_note
     assert Client.calls == 3
+    # A map is handed only to the generator of the evidence it extended: asked again over fresh
+    # evidence, the papers are read again, and other evidence gets no whole-paper draft.
+    again = list(sources)
+    whole.audit(question, Plan(sub_queries=[question], clarify="whole_document"), again)
+    assert Client.calls == 5
+    assert whole.generate(question, sources[:2], audit) is None
+    assert whole.generate(question, again, audit) is not None
 
 
 def test_the_verifier_does_not_ask_a_summary_sentence_to_be_about_a_narrower_question():
