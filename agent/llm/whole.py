@@ -240,9 +240,10 @@ def named_papers(question: str, catalogue: Sequence[PaperRef]) -> tuple[list[Pap
                 spans.append((start, start + len(name) + 1, paper))
                 start = q.find(f" {name} ", start + 1)
     # The longest name at a place wins: "Sentence-BERT" names the Sentence-BERT paper, not BERT.
+    # Papers that share the name ("BEIR": two versions) are all named by it.
     taken: list[tuple[int, int, PaperRef]] = []
     for span in sorted(spans, key=lambda s: s[0] - s[1]):
-        if not any(span[0] < end and start < span[1] for start, end, _ in taken):
+        if not any(span[0] < end and start < span[1] and (start, end) != span[:2] for start, end, _ in taken):
             taken.append(span)
     papers: list[PaperRef] = []
     for _, _, paper in sorted(taken, key=lambda s: s[0]):
@@ -616,8 +617,9 @@ class WholePapers:
             replied += 1
             by_number = {c.number: c for c in result.shown}
             for claim in out.answer:
-                if claim.text.strip() and not any(n in by_number for n in claim.sentences):
-                    notes.append(f"cites no sentence it was shown: {claim.text[:80]}")
+                text, inline = strip_markers(claim.text)
+                if text and not any(n in by_number for n in [*claim.sentences, *inline]):
+                    notes.append(f"cites no sentence it was shown: {text[:80]}")
             result.sentences = _draft_sentences(out.answer, by_number)
             result.kept = _verified(result.sentences, sources, question, verifier)
             preview.extend(s.text for s in result.kept)

@@ -292,6 +292,9 @@ def test_a_longer_name_is_not_read_as_the_shorter_title_inside_it():
     assert [p.document_id for p in sel.papers] == [2, 3]
     sel = select_papers("How do BERT and Sentence-BERT differ as papers?", [], CATALOGUE)
     assert [p.document_id for p in sel.papers] == [1, 2]
+    # Two versions of one paper share its name: both are named.
+    versions = [_paper(7, "BEIR: A Heterogeneous Benchmark"), _paper(8, "BEIR: A Heterogenous Benchmark")]
+    assert [p.document_id for p in select_papers("Summarise the two BEIR papers", [], versions).papers] == [7, 8]
 
 
 def test_without_a_title_the_papers_retrieval_ranked_first_are_read():
