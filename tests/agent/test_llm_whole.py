@@ -13,6 +13,7 @@ import pytest
 
 from agent import services
 from agent.llm.whole import (
+    CHARS_PER_TOKEN,
     MAX_PAPERS,
     PROMPT_TOKENS,
     PaperRef,
@@ -152,7 +153,7 @@ def test_a_summary_request_is_one_bounded_call_over_the_papers_sections(openai_s
     for label in ("Abstract", "Introduction (contributions)", "Method", "Results", "Conclusion"):
         assert f'<section name="{label}">' in request.text
     assert "Karpukhin" not in request.text and "Quill" not in request.text
-    assert len(request.text) / 3.6 <= PROMPT_TOKENS
+    assert len(request.text) / CHARS_PER_TOKEN <= PROMPT_TOKENS
     # The answer: the model's two sentences, each cited with the paper's own sentence, verified.
     assert "We present Lumen" in run.answer and "38.2" in run.answer
     citations = list(run.citations.all())
