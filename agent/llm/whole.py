@@ -89,8 +89,12 @@ SECTION_LABEL = {"abstract": "Abstract", "introduction": "Introduction (contribu
 MAX_SENTENCE_CHARS = 320
 
 
+# WholeClaimOut.text's bound: a sentence that fills it and does not end was cut there.
+_CLAIM_CHARS = 240
+
+
 class WholeClaimOut(BaseModel):
-    text: Text(240)
+    text: Text(_CLAIM_CHARS)
     sentences: Items(int, 4)
 
 
@@ -621,7 +625,7 @@ class WholePapers:
                 text, inline = strip_markers(claim.text)
                 if text and not any(n in by_number for n in [*claim.sentences, *inline]):
                     notes.append(f"cites no sentence it was shown: {text[:80]}")
-            result.sentences = _draft_sentences(out.answer, by_number)
+            result.sentences = _whole_sentences(_draft_sentences(out.answer, by_number), notes)
             result.kept = _verified(result.sentences, sources, question, verifier)
             preview.extend(s.text for s in result.kept)
             if not result.kept:
@@ -724,12 +728,25 @@ class WholePapers:
             drafted.append(DraftSentence(text=text, citations=list(dict.fromkeys(e.source for e in evidence)),
                                          quote=evidence[0].text, evidence=[QuoteRef(source=e.source, text=e.text)
                                                                            for e in evidence]))
+        drafted = _whole_sentences(drafted, mapped.notes)
         if not drafted:
             return [], usage, "The comparison was not written: the model's reply cited no summary sentence."
         verifier = CitationVerifier(embed=self.embed)
         if not _verified(drafted, sources, question, verifier):
             return drafted, usage, "No sentence of the comparison held up against its quotes."
         return drafted, usage, ""
+
+
+def _whole_sentences(sentences: Sequence[DraftSentence], notes: list[str]) -> list[DraftSentence]:
+    """The sentences the schema's bound did not cut mid-way ("... compared using cosine-si"); a
+    sentence the model copied whole was restored to its full length before (_draft_sentences)."""
+    kept = []
+    for s in sentences:
+        if len(s.text) >= _CLAIM_CHARS - 2 and not re.search(r"[.!?)\]\"']\s*$", s.text):
+            notes.append(f"cut off at the reply's {_CLAIM_CHARS}-character bound: {s.text[:80]}")
+            continue
+        kept.append(s)
+    return kept
 
 
 def _verified(sentences: Sequence[DraftSentence], sources: list[Source], question: str,

@@ -367,3 +367,29 @@ def test_the_verifier_does_not_ask_a_summary_sentence_to_be_about_a_narrower_que
     # A whole-paper request names nothing narrower than the paper its sentences cite.
     assert summary.outcome == Outcome.ANSWER and summary.sentences[0].text == quote
     assert narrow.outcome == Outcome.REFUSAL and "off the question" in narrow.dropped[0]
+
+
+def test_a_sentence_cut_at_the_replys_bound_is_dropped_not_shown_half():
+    source = Source(chunk_id=1, document_id=1, document_title="Alpha: A", section="Abstract",
+                    text="We present Alpha, a system that ranks passages with a dense encoder.")
+    cut = ("Alpha ranks passages with a dense encoder that reads each passage once and stores one vector for "
+           "it, so that a query is answered by one matrix product over the stored vectors, and the best "
+           "passages of the collection are then returned in the order of their cosine similarity")[:240]
+    assert len(cut) == 240 and cut.endswith("returned in the")
+
+    class Client:
+        config = None
+
+        def structured(self, messages, schema, **kw):
+            from agent.types import Usage
+
+            return schema.model_validate({"answer": [{"text": cut, "sentences": [1]},
+                                                     {"text": source.text, "sentences": [1]}]}), Usage(calls=1)
+
+    whole = WholePapers(Client(), library=SourcesLibrary())
+    question = "Summarise the paper Alpha."
+    evidence = [source]
+    audit = whole.audit(question, Plan(sub_queries=[question], clarify="whole_document"), evidence)
+    draft = whole.generate(question, evidence, audit)
+    assert draft is not None and [s.text for s in draft.sentences] == [source.text]
+    assert any(n.startswith("cut off at the reply's 240-character bound") for n in draft.notes)
