@@ -59,6 +59,7 @@ from agent.llm.drafts import (
 from agent.llm.frugal import RejectedMemory, local_plan_suffices, needs_from_answer
 from agent.llm.premise import premise_disagreement
 from agent.llm.stream import _answer_preview
+from agent.llm.whole import Library, WholePapers
 from agent.llm.wire import AnswerOut, PlanOut, QueriesOut
 from agent.types import (
     AuditResult,
@@ -108,7 +109,8 @@ class LLMPlanner:
 
     def plan(self, question: str) -> Plan:
         quick = self.local.plan(question) if self.local is not None else None
-        if quick is not None and local_plan_suffices(quick):
+        # A whole-paper request is read paper by paper (agent.llm.whole): no plan to write.
+        if quick is not None and (local_plan_suffices(quick) or quick.clarify == "whole_document"):
             return quick
         out, usage = self.client.structured(prompts.planner_messages(question), PlanOut)
         # Needs are questions or slots; one that states a value the question does not give
@@ -149,18 +151,23 @@ def _numbered_call(client: ChatClient, question: str, needs: Sequence[str], prem
 class LLMAuditor:
     """Audit and answer in one terse call over numbered candidate sentences (module doc)."""
 
-    def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None, embed: Any = None) -> None:
+    def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None, embed: Any = None,
+                 whole: WholePapers | None = None) -> None:
         self.client = client
         self.memo = memo
         self.embed = embed
         self.rejected = RejectedMemory()
+        self.whole = whole
 
     def audit(self, question: str, plan: Plan, sources: list[Source], *, can_retry: bool) -> AuditResult:
         if plan.clarify == "vague":
             # The planner found nothing to look for (agent.local.planner): ask, spend no call.
-            # (A whole-paper request is a task a model can attempt, so it goes on.)
+            # (A whole-paper request is a task a model can attempt: map-reduce, below.)
             return AuditResult(verdict=Verdict.CLARIFY, reason="the question must name what to look for",
                                missing=[question])
+        if plan.clarify == "whole_document" and self.whole is not None:
+            # Summarise or compare whole papers: map-reduce over their sections (agent.llm.whole).
+            return self.whole.audit(question, plan, sources)
         needs = list(plan.facts) or [question]
         candidates = candidate_sentences(question, needs, plan.premise, sources, embed=self.embed)
         if self.rejected.nothing_better(question, plan, candidates):
@@ -284,14 +291,18 @@ class LLMGenerator:
     ANSWER or PARTIAL stands only where the local auditor would not refuse (agent.llm.drafts)."""
 
     def __init__(self, client: ChatClient, *, memo: DraftMemo | None = None, embed: Any = None,
-                 gate_all: bool | None = None, answer_gate: str = "off") -> None:
+                 gate_all: bool | None = None, answer_gate: str = "off", whole: WholePapers | None = None) -> None:
         self.client = client
         self.memo = memo
         self.embed = embed
         self.gate_all = GATE_ALL if gate_all is None else gate_all
         self.answer_gate = answer_gate
+        self.whole = whole
 
     def generate(self, question: str, sources: list[Source], audit: AuditResult | None) -> Draft:
+        whole = self.whole.generate(question, sources, audit) if self.whole is not None else None
+        if whole is not None:
+            return whole
         outcome = Outcome.ANSWER if audit is None else _OUTCOME_OF_VERDICT[audit.verdict]
         if audit is not None and outcome == Outcome.REFUSAL:
             return refusal_draft(question, sources, audit)
@@ -335,7 +346,7 @@ class LLMGenerator:
 
 def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = True,
               draft_in_audit: bool = True, embed: Any = None, gate_all: bool | None = None,
-              answer_gate: str = "off") -> dict[str, Any]:
+              answer_gate: str = "off", library: Library | None = None) -> dict[str, Any]:
     """The four LLM roles on one client (from settings unless given), keyed by role name.
 
     `plan_simple_locally`: simple questions are planned by the rule-based planner (no call).
@@ -347,6 +358,7 @@ def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = Tr
     `answer_gate` ("off", "needs", "verdict"): an audited ANSWER or PARTIAL stands only where the
     local auditor would not refuse the question on the same evidence (RunConfig.answer_gate,
     agent.llm.drafts.local_refusal).
+    `library`: where a whole-paper request reads its papers (agent.llm.whole; the database's by default).
     """
     client = client or LLMClient.from_settings()
     memo = DraftMemo() if draft_in_audit else None
@@ -355,9 +367,11 @@ def llm_roles(client: LLMClient | None = None, *, plan_simple_locally: bool = Tr
         from agent.local.planner import RulePlanner
 
         local = RulePlanner()
+    whole = WholePapers(client, embed=embed, library=library)
     return {
         "planner": LLMPlanner(client, local=local),
-        "auditor": LLMAuditor(client, memo=memo, embed=embed),
+        "auditor": LLMAuditor(client, memo=memo, embed=embed, whole=whole),
         "reformulator": LLMReformulator(client),
-        "generator": LLMGenerator(client, memo=memo, embed=embed, gate_all=gate_all, answer_gate=answer_gate),
+        "generator": LLMGenerator(client, memo=memo, embed=embed, gate_all=gate_all, answer_gate=answer_gate,
+                                  whole=whole),
     }

@@ -26,6 +26,12 @@ def _best_sentence(text: str, source: Source) -> str:
     return best
 
 
+def _asks_whole_papers(question: str) -> bool:
+    from agent.local.planner import clarification
+
+    return clarification(" ".join(question.split())) == "whole_document"
+
+
 class CitationVerifier:
     """The deterministic verifier used by every configuration."""
 
@@ -48,6 +54,9 @@ class CitationVerifier:
         by_span: dict[tuple[int, str], CitationRef] = {}
         dropped: list[str] = list(draft.notes)
         asserting = draft.outcome not in _UNCITED_OK
+        # A request to summarise or compare whole papers names nothing narrower than the papers,
+        # and its sentences cite only them (agent.llm.whole): relevance to it means nothing.
+        whole_papers = bool(question) and _asks_whole_papers(question)
         for sentence in draft.sentences:
             if not sentence.citations and not sentence.evidence:
                 if draft.outcome in _UNCITED_OK:
@@ -98,7 +107,7 @@ class CitationVerifier:
                 if not result.ok:
                     dropped.append(f"unsupported: {sentence.text[:80]} ({result.reason})")
                     verified = []
-                elif question and draft.outcome != Outcome.FALSE_PREMISE:
+                elif question and draft.outcome != Outcome.FALSE_PREMISE and not whole_papers:
                     # Supported, but is it about what was asked? (agent.verify.relevance; a premise
                     # correction speaks to the premise, which its own checks tie to the question.)
                     score = relevance(question, [q for _, _, q, _ in verified], embed=self._embed)
