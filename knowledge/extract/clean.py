@@ -19,6 +19,7 @@ Cleaning, in order (see `clean_pages`):
 
 from __future__ import annotations
 
+import itertools
 import re
 import statistics
 from collections import Counter
@@ -29,7 +30,7 @@ from knowledge.text import normalise
 from knowledge.text.sentences import NAMED_SECTIONS
 
 # Bump when cleaning or section detection changes: extracted text is cached per version.
-CLEANER_VERSION = "4"
+CLEANER_VERSION = "5"
 
 REFERENCE_TITLES = {"references", "bibliography", "literature cited", "works cited", "reference"}
 _NAMED_SECTIONS = NAMED_SECTIONS | REFERENCE_TITLES
@@ -40,7 +41,9 @@ _ROMAN_HEADING = re.compile(r"^(?P<num>(?:I|II|III|IV|V|VI|VII|VIII|IX|X))\.\s+(
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?[-\u2013]?\s*\d{1,4}\s*[-\u2013]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
 _ARXIV_STAMP = re.compile(r"^arXiv:\d{4}\.\d{4,5}(?:v\d+)?\s+\[[\w.\-]+\]\s+\d{1,2}\s+\w{3}\s+\d{4}$")
 _HYPHEN_END = re.compile(r"([A-Za-z]+)-$")
-_WORD_START = re.compile(r"^([a-z][A-Za-z]*)")
+# The word after a line-end hyphen: a lower-case continuation, or a capitalised or numbered
+# part of a hyphenated name ("XOR-" + "RETRIEVE", "GPT-" + "4").
+_WORD_START = re.compile(r"^([a-z][A-Za-z]*|[A-Z][A-Za-z]*|\d+(?:\.\d+)?)")
 _TRAILING_FUNCTION_WORDS = {
     "a", "an", "the", "of", "to", "in", "on", "for", "with", "and", "or", "such", "that", "this", "is", "are",
     "by", "as", "at", "from", "be", "we", "our", "its", "their", "which",
@@ -152,23 +155,61 @@ def _strip_edges(lines: list[str], running: set[str], edge: int = 3) -> list[str
     return [ln for ln in keep if ln.strip()]
 
 
-def _vocabulary(pages: list[list[str]]) -> tuple[set[str], set[str]]:
-    """Words of the document, and the first parts ("pre-", "self-") of hyphenated
-    compounds written on one line."""
+def _vocabulary(pages: list[list[str]]) -> tuple[set[str], set[str], set[str]]:
+    """Words of the document, the first parts ("pre-", "self-") of hyphenated compounds
+    written on one line, and those compounds whole ("multihop-rag"), all lower-cased."""
     words: set[str] = set()
     compounds: set[str] = set()
+    hyphenated: set[str] = set()
     for lines in pages:
+        previous = ""
         for line in lines:
-            for token in re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", line):
+            tokens = re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", line)
+            if _HYPHEN_END.search(previous.rstrip()):
+                # The second half of a word broken at the line end ("deed" of "in-" + "deed")
+                # is not a word the document writes.
+                tokens = tokens[1:]
+            previous = line
+            for token in tokens:
                 low = token.lower()
                 if "-" in low:
                     compounds.add(low.split("-", 1)[0] + "-")
+                    hyphenated.add(low)
                 else:
                     words.add(low)
-    return words, compounds
+    return words, compounds, hyphenated
 
 
-def _dehyphenate(lines: list[str], words: set[str], compounds: set[str]) -> list[str]:
+@dataclass
+class _Vocabulary:
+    words: set[str]
+    compounds: set[str]
+    hyphenated: set[str]
+
+    def glue(self, left: str, right: str) -> str:
+        """What joins "left-" at a line end to "right" at the start of the next line: "" or "-".
+
+        A lower-case continuation ("repre-" + "sentation") is a word broken by the line: the
+        hyphen goes, unless the document writes the first part as a prefix elsewhere
+        ("pre-trained"), never writes the joined word, and writes the second part as a word or
+        the compound on one line ("pre-" + "train" stays "pre-train" beside "pre-trained";
+        "in-" + "deed" becomes "indeed"). A capital or a
+        digit after the break ("XOR-" + "RETRIEVE", "Retrieval-" + "Augmented", "GPT-" + "4")
+        is a hyphenated name, unless the document writes it joined elsewhere and never
+        hyphenated ("MI-" + "RAGE" is "MIRAGE", "Tensor-" + "Flow" is "TensorFlow").
+        """
+        joined = (left + right).lower()
+        if not right[:1].islower():
+            joined_elsewhere = joined in self.words and f"{left}-{right}".lower() not in self.hyphenated
+            return "" if joined_elsewhere else "-"
+        compound = f"{left}-{right}".lower()
+        if f"{left.lower()}-" not in self.compounds or joined in self.words:
+            return ""
+        known = right.lower() in self.words or any(h.startswith(compound) for h in self.hyphenated)
+        return "-" if known else ""
+
+
+def _dehyphenate(lines: list[str], vocabulary: _Vocabulary) -> list[str]:
     out: list[str] = []
     i = 0
     while i < len(lines):
@@ -180,10 +221,7 @@ def _dehyphenate(lines: list[str], words: set[str], compounds: set[str]) -> list
             if not m or not w:
                 break
             left, right = m.group(1), w.group(1)
-            joined = (left + right).lower()
-            keep_hyphen = f"{left.lower()}-" in compounds and joined not in words
-            glue = "-" if keep_hyphen else ""
-            line = line[: m.start()] + left + glue + right
+            line = line[: m.start()] + left + vocabulary.glue(left, right) + right
             rest = nxt[len(right):]
             # The rest of the next line stays on this line, so the word is whole.
             line = line + rest.rstrip()
@@ -191,6 +229,25 @@ def _dehyphenate(lines: list[str], words: set[str], compounds: set[str]) -> list
         out.append(line)
         i += 1
     return out
+
+
+def _join_page_breaks(pages: list[list[str]], vocabulary: _Vocabulary) -> None:
+    """A word hyphenated across a page break ("... a simple regres-" / "sion function ...")
+    is made whole on the page where it starts; the next page starts after it (in place)."""
+    for before, after in itertools.pairwise(pages):
+        if not before or not after:
+            continue
+        m = _HYPHEN_END.search(before[-1].rstrip())
+        w = _WORD_START.match(after[0].lstrip())
+        if not m or not w or not w.group(1)[:1].islower():
+            continue
+        left, right = m.group(1), w.group(1)
+        before[-1] = before[-1].rstrip()[: m.start()] + left + vocabulary.glue(left, right) + right
+        rest = after[0].lstrip()[len(right):].lstrip()
+        if rest:
+            after[0] = rest
+        else:
+            del after[0]
 
 
 def _heading(line: str) -> tuple[str, int] | None:
@@ -282,7 +339,8 @@ def clean_pages(raw_pages: Sequence[str]) -> list[CleanPage]:
     split = [normalise_unicode(text).split("\n") for text in raw_pages]
     running = _running_lines(split)
     stripped = [_strip_edges(lines, running) for lines in split]
-    words, compounds = _vocabulary(stripped)
+    vocabulary = _Vocabulary(*_vocabulary(stripped))
+    _join_page_breaks(stripped, vocabulary)
     pages: list[CleanPage] = []
     in_references = False
     numbering: dict[str, int] = {}
@@ -290,7 +348,7 @@ def clean_pages(raw_pages: Sequence[str]) -> list[CleanPage]:
         parts: list[str] = []
         sections: list[SectionStart] = []
         offset = 0
-        for text, head in _paragraphs(_dehyphenate(lines, words, compounds), numbering):
+        for text, head in _paragraphs(_dehyphenate(lines, vocabulary), numbering):
             if head:
                 title, level = head
                 bare = re.sub(r"^[\dA-Z.IVX]+\s+", "", title).lower() if title[:1].isdigit() or " " in title else title.lower()

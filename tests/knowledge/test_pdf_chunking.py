@@ -30,6 +30,31 @@ def test_it_joins_words_hyphenated_across_lines_but_keeps_real_compounds():
     assert "We pre-train it" in pages[0].text
 
 
+def test_it_joins_hyphenated_names_broken_at_a_line_end_without_a_space():
+    (page,) = clean_pages([
+        "Results on the ZEBRA-\nSMALL split. The Sparse-\nDense model beats GPT-\n4, and the\nQUOKKA set helps: "
+        "QUO-\nKKA is new.",
+    ])
+    # A capital after the break is part of a hyphenated name, unless the document writes it joined.
+    assert "ZEBRA-SMALL split" in page.text
+    assert "Sparse-Dense model beats GPT-4," in page.text
+    assert "QUOKKA is new" in page.text
+    assert "- " not in page.text
+
+
+def test_it_joins_a_word_broken_by_a_prefix_it_does_not_start_with():
+    (page,) = clean_pages(["In-domain data is in-\ndeed scarce, so in-\ndomain tuning helps the domain."])
+    # "in-" is a prefix of this document ("In-domain"), but "deed" is no word of it.
+    assert "is indeed scarce" in page.text
+    assert "so in-domain tuning" in page.text
+
+
+def test_it_joins_a_word_hyphenated_across_a_page_break():
+    pages = clean_pages(["The model uses a simple regres-", "sion head on top. It works.", "Third page."])
+    assert pages[0].text == "The model uses a simple regression"
+    assert pages[1].text == "head on top. It works."
+
+
 def test_it_drops_running_headers_and_page_numbers():
     bodies = ["Cats purr when content.", "Dogs bark at strangers.", "Owls hunt at night.",
               "Bees make honey in summer.", "Fish swim in schools."]
