@@ -38,8 +38,11 @@ _LEADING_MARK = re.compile(r"^(?:[-*+\u2022\u25aa\u25e6\u25cf]|#{1,6}|>\s*|\d{1,
 # A footnote run into the line it was printed under: its number glued to its first word or
 # link, right after a lower-case word ("... the sizes are still 1Note that, ...",
 # "... most com- 5https://www.ncbi...").
+# A footnote's link glued to its number is never the sentence's own text, wherever it sits
+# ("... (Remy et al., 2022; 3https://pubmed... 4https://www... Karpukhin et al., 2020)").
 _GLUED_FOOTNOTE = re.compile(
-    r"(?<=[a-z,-] )(?:\d{1,2}(?:https?:|www\.|[A-Z][a-z]+(?=[\s,.;:]))|[*\u2217\u2020\u2021]\s?[A-Z][a-z]+)")
+    r"(?<=[a-z,-] )(?:\d{1,2}(?:https?:|www\.|[A-Z][a-z]+(?=[\s,.;:]))|[*\u2217\u2020\u2021]\s?[A-Z][a-z]+)"
+    r"|(?:^|(?<=\s))\d{1,2}(?:https?://|www\.)")
 # The field label that opens a prompt, dialogue or dataset example printed in a figure or
 # table ("Question: ...", "Q: ...", "Passage 4: ...", "Input document: ..."), or a markup tag
 # of one ("<Paragraph> ..."). Inside a sentence a field label is usually prose describing a
@@ -49,6 +52,7 @@ _EXAMPLE_FIELD = re.compile(
     r"Title|User|Assistant|System|Type)\s?(?:\[?\d{1,2}\]?)?\s?:\s|<[A-Z][A-Za-z]*>", re.IGNORECASE)
 # A footnote's own text starts with its number glued to its first word ("5We used values of
 # ..."): the number is cut like a list mark.
+_TRAILING_FOOTNOTE = re.compile(r"(?<=[A-Za-z)\]\"\u201d][.!?])\d{1,2}$")
 _FOOTNOTE_START = re.compile(r"\d{1,2}(?=[A-Z][a-z]+[\s,.;:])")
 # The publisher's block of a first page ("ACM ISBN 979-8-... https://doi.org/10.1145/...").
 _PUBLISHER = re.compile(r"\bISBN\b|\bdoi\.org/|\bDOI:\s?10\.")
@@ -235,7 +239,8 @@ def is_answer_eligible(sentence: str) -> bool:
 
 def strip_marks(sentence: str) -> str:
     """The sentence without a leading list mark, footnote number ("5We used ..."), prompt
-    template or heading glued to its front ("7 Conclusion In this work ..." and "Reranking When training ..." lose
+    template or heading glued to its front, or a footnote mark glued after its full stop
+    ("... a wide margin.12") ("7 Conclusion In this work ..." and "Reranking When training ..." lose
     their headings);
     what is left is a verbatim slice of the sentence."""
     s = sentence.strip()
@@ -250,7 +255,9 @@ def strip_marks(sentence: str) -> str:
         if rest[:1].isupper() and len(rest.split()) >= 4:
             s = rest
     split = split_heading(s) or run_in_heading(s)
-    return split[1].strip() if split else s
+    s = split[1].strip() if split else s
+    # A footnote mark glued after the full stop ("... by a wide margin.12") is not the sentence's.
+    return _TRAILING_FOOTNOTE.sub("", s)
 
 
 @lru_cache(maxsize=16384)

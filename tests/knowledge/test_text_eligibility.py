@@ -29,6 +29,16 @@ from knowledge.text.classify import LAYOUT_THRESHOLD
          "The receipts come from two stores."),
         ("Scoring receipts with lamps The score counts lamps per receipt.", "Scoring receipts with lamps",
          "The score counts lamps per receipt."),
+        # Plain title words, then an opener followed by a name.
+        ("Store Shift The RECEIPTS-9 corpus is used for tuning the gate.", "Store Shift",
+         "The RECEIPTS-9 corpus is used for tuning the gate."),
+        ("Lamp Counts In Section 4, we count lamps per receipt.", "Lamp Counts", "In Section 4, we count lamps per receipt."),
+        ("Impact Statement Our ToyGate saves paper in small stores.", "Impact Statement",
+         "Our ToyGate saves paper in small stores."),
+        ("Results with Lamp Counts In Table 2, we count lamps per receipt.", "Results with Lamp Counts",
+         "In Table 2, we count lamps per receipt."),
+        ("BM25 + Gate We rerank the top ten receipts with the gate.", "BM25 + Gate",
+         "We rerank the top ten receipts with the gate."),
     ],
 )
 def test_an_unnumbered_run_in_heading_is_cut_when_the_sentence_is_quoted(sentence, heading, rest):
@@ -43,6 +53,9 @@ def test_an_unnumbered_run_in_heading_is_cut_when_the_sentence_is_quoted(sentenc
         "Following Roe and Poe, the gate is learned.",
         "See Table 3 for the full results on receipts.",
         "The Toy Corpus is small but clean.",
+        # A glossary entry whose label is its subject: names and acronyms, not a heading.
+        "TRC The Toy Receipt Corpus is a set of forty receipts.",
+        "ToyQA: The Toy Question Answering set holds ninety questions.",
     ],
 )
 def test_ordinary_sentences_keep_their_first_words(sentence):
@@ -66,6 +79,8 @@ def test_ordinary_sentences_keep_their_first_words(sentence):
         ("The template fills {{receipt}} and {{total}} before it asks the parser.", "example"),
         ("Toy Press ISBN 978-0-00-000000-0 https://doi.org/10.0000/toy the parser reads receipts.", "front_matter"),
         ("The parser is not coupled with any \u2217 Equal contribution.", "footnote"),
+        ("Many parsers exist (Roe et al., 2022; 3https://toy.example.org/ Poe et al., 2020), and we pick two.", "footnote"),
+        ("The toy parser is at https://toy.example.org/ for all to use.", "prose"),
         ("If the receipt is blank, you should return the word none.", "instruction"),
         ("Summarize the receipt in one line without any numbers.", "instruction"),
         ("The store on Main Street sold forty lamps that spring...", "fragment"),
