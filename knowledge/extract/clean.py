@@ -40,7 +40,10 @@ _NUMBERED_HEADING = re.compile(
 _ROMAN_HEADING = re.compile(r"^(?P<num>(?:I|II|III|IV|V|VI|VII|VIII|IX|X))\.\s+(?P<title>[A-Z][A-Z \-:,&]{2,80})$")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?[-\u2013]?\s*\d{1,4}\s*[-\u2013]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
 _ARXIV_STAMP = re.compile(r"^arXiv:\d{4}\.\d{4,5}(?:v\d+)?\s+\[[\w.\-]+\]\s+\d{1,2}\s+\w{3}\s+\d{4}$")
-_HYPHEN_END = re.compile(r"([A-Za-z]+)-$")
+# A line that ends in a hyphen after a word or a number ("repre-", "GPT-3.5-").
+_HYPHEN_END = re.compile(r"\b([A-Za-z0-9]+)-$")
+# After a suspended hyphen ("short- and long-term", "20- or 30-document") the line break stays.
+_SUSPENDED = frozenset(["and", "or", "to", "nor", "vs"])
 # The word after a line-end hyphen: a lower-case continuation, or a capitalised or numbered
 # part of a hyphenated name ("XOR-" + "RETRIEVE", "GPT-" + "4").
 _WORD_START = re.compile(r"^([a-z][A-Za-z]*|[A-Z][A-Za-z]*|\d+(?:\.\d+)?)")
@@ -186,8 +189,9 @@ class _Vocabulary:
     compounds: set[str]
     hyphenated: set[str]
 
-    def glue(self, left: str, right: str) -> str:
-        """What joins "left-" at a line end to "right" at the start of the next line: "" or "-".
+    def glue(self, left: str, right: str) -> str | None:
+        """What joins "left-" at a line end to "right" at the start of the next line: "" or "-",
+        or None when the line break stays: a suspended hyphen ("short-" + "and long-term").
 
         A lower-case continuation ("repre-" + "sentation") is a word broken by the line: the
         hyphen goes, unless the document writes the first part as a prefix elsewhere
@@ -199,8 +203,12 @@ class _Vocabulary:
         hyphenated ("MI-" + "RAGE" is "MIRAGE", "Tensor-" + "Flow" is "TensorFlow").
         """
         joined = (left + right).lower()
-        if not right[:1].islower():
-            joined_elsewhere = joined in self.words and f"{left}-{right}".lower() not in self.hyphenated
+        if right.lower() in _SUSPENDED:
+            return None
+        if not (left[-1].isalpha() and right[:1].isalpha()) or not right[:1].islower():
+            # A number on either side ("GPT-" + "4", "30-" + "document") keeps its hyphen too.
+            joined_elsewhere = (joined in self.words and f"{left}-{right}".lower() not in self.hyphenated
+                                and left[-1].isalpha() and right[:1].isalpha())
             return "" if joined_elsewhere else "-"
         compound = f"{left}-{right}".lower()
         if f"{left.lower()}-" not in self.compounds or joined in self.words:
@@ -221,7 +229,10 @@ def _dehyphenate(lines: list[str], vocabulary: _Vocabulary) -> list[str]:
             if not m or not w:
                 break
             left, right = m.group(1), w.group(1)
-            line = line[: m.start()] + left + vocabulary.glue(left, right) + right
+            glue = vocabulary.glue(left, right)
+            if glue is None:
+                break
+            line = line[: m.start()] + left + glue + right
             rest = nxt[len(right):]
             # The rest of the next line stays on this line, so the word is whole.
             line = line + rest.rstrip()
@@ -233,17 +244,23 @@ def _dehyphenate(lines: list[str], vocabulary: _Vocabulary) -> list[str]:
 
 def _join_page_breaks(pages: list[list[str]], vocabulary: _Vocabulary) -> None:
     """A word hyphenated across a page break ("... a simple regres-" / "sion function ...")
-    is made whole on the page where it starts; the next page starts after it (in place)."""
+    is made whole on the page where it starts; the next page starts after it (in place). A
+    hyphenated name ("In-" / "Context RALM: ...") takes its whole line along."""
     for before, after in itertools.pairwise(pages):
         if not before or not after:
             continue
         m = _HYPHEN_END.search(before[-1].rstrip())
         w = _WORD_START.match(after[0].lstrip())
-        if not m or not w or not w.group(1)[:1].islower():
+        glue = vocabulary.glue(m.group(1), w.group(1)) if m and w else None
+        if glue is None:
             continue
         left, right = m.group(1), w.group(1)
-        before[-1] = before[-1].rstrip()[: m.start()] + left + vocabulary.glue(left, right) + right
         rest = after[0].lstrip()[len(right):].lstrip()
+        if not right[:1].islower():
+            # A name ("In-" / "Context RALM: ..."): the next page's text would start with a
+            # capital, which no sentence runs on into, so the whole line comes along.
+            right, rest = after[0].lstrip(), ""
+        before[-1] = before[-1].rstrip()[: m.start()] + left + glue + right
         if rest:
             after[0] = rest
         else:

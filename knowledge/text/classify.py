@@ -33,8 +33,9 @@ SentenceKind = Literal[
 ]
 # Shorter than this, a "sentence" states nothing a reader can check ("See Figure 2.").
 MIN_CHARS = 20
-# A list mark or Markdown marker in front of a sentence ("- ", "## ", "> ", "2. ").
-_LEADING_MARK = re.compile(r"^(?:[-*+\u2022\u25aa\u25e6\u25cf]|#{1,6}|>\s*|\d{1,2}[.)])\s+")
+# A list mark or Markdown marker in front of a sentence ("- ", "## ", "> ", "2. ", "(c) ", "ii) ").
+_LEADING_MARK = re.compile(
+    r"^(?:[-*+\u2022\u25aa\u25e6\u25cf]|#{1,6}|>\s*|\d{1,2}[.)]|\(\d{1,2}\)|\(?(?:[a-h]|[ivx]{1,4})\))\s+(?=\S)")
 # A footnote run into the line it was printed under: its number glued to its first word or
 # link, right after a lower-case word ("... the sizes are still 1Note that, ...",
 # "... most com- 5https://www.ncbi...").
@@ -59,6 +60,8 @@ _PUBLISHER = re.compile(r"\bISBN\b|\bdoi\.org/|\bDOI:\s?10\.")
 # A placeholder of a prompt template ("context: [context]", "{demonstration}").
 _PLACEHOLDER = re.compile(r"\[[a-z]{3,}(?: [a-z0-9]+)?\]|\{\{?[a-z]{3,}(?: [a-z0-9]+)?\}\}?")
 _COPYRIGHT = re.compile(r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b", re.IGNORECASE)
+# One item of a notation legend: a symbol defined by words, at the start or after ";" or ",".
+_LEGEND_ITEM = re.compile(r"(?:^|[;,]\s*)[#$]?[A-Za-z]{1,3}\d?\s?=\s?[A-Za-z]")
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:.]\s")
 _TRAILING_LABEL = re.compile(
     r"(?<!\bin)(?<!\bfrom)(?<!\bto)(?<!\bof)(?<!\bsee)(?<!\band)(?<!\bas)(?<!\bby)(?<!\bwith)(?<!\bon)"
@@ -143,6 +146,9 @@ def sentence_kind(sentence: str) -> SentenceKind:
         return "heading"
     if _counting_run(tokens):
         return "line_numbers"
+    if len(_LEGEND_ITEM.findall(text)) >= 2:
+        # A table's or figure's notation legend ("#L = the number of layers; #H = hidden size").
+        return "table"
     if _tick_run(tokens) or _GLUED_LABEL.search(text):
         return "figure"
     if _EMAIL.search(text):

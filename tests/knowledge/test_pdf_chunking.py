@@ -49,6 +49,20 @@ def test_it_joins_a_word_broken_by_a_prefix_it_does_not_start_with():
     assert "so in-domain tuning" in page.text
 
 
+def test_it_keeps_suspended_hyphens_and_hyphens_next_to_numbers():
+    (page,) = clean_pages([
+        "We rank short-\nand long-term lamps in 20-\nor 30-receipt batches with ToyNet-2.5-\nSmall and GPT-\n4 today.",
+    ])
+    assert "short- and long-term lamps in 20- or 30-receipt batches" in page.text
+    assert "ToyNet-2.5-Small and GPT-4 today" in page.text
+
+
+def test_a_hyphenated_name_broken_by_a_page_break_takes_its_line_along():
+    pages = clean_pages(["Some text.", "We study In-", "Lamp GATE: it counts receipts. The\nlamp glows.", "End."])
+    assert pages[1].text == "We study In-Lamp GATE: it counts receipts. The"
+    assert pages[2].text == "lamp glows."
+
+
 def test_it_joins_a_word_hyphenated_across_a_page_break():
     pages = clean_pages(["The model uses a simple regres-", "sion head on top. It works.", "Third page."])
     assert pages[0].text == "The model uses a simple regression"

@@ -131,3 +131,21 @@ def test_quotable_is_the_agents_definition():
                 "Does the gate help when the receipts are long?"]:
         assert eligible(raw) == quotable(raw)
         assert clean_sentence(raw) == strip_marks(raw)
+
+
+@pytest.mark.parametrize(
+    "sentence, rest",
+    [
+        ("(c) ToyQuery [44] is a lamp expansion technique for receipts.",
+         "ToyQuery [44] is a lamp expansion technique for receipts."),
+        ("ii) The small lamps glow as brightly as the large ones.", "The small lamps glow as brightly as the large ones."),
+        ("(2) We count the lamps twice for every receipt.", "We count the lamps twice for every receipt."),
+    ],
+)
+def test_a_lettered_roman_or_parenthesised_list_mark_is_not_quoted(sentence, rest):
+    assert quotable(sentence) == rest
+
+
+def test_a_notation_legend_is_table_text_but_a_sentence_with_inline_symbols_is_prose():
+    assert sentence_kind("#L = the number of lamps; #R = receipt size; #G = number of gates.") == "table"
+    assert quotable("For each gate we use dk = dv = 64 lamps per receipt.")
