@@ -255,6 +255,8 @@ def _join_page_breaks(pages: list[list[str]], vocabulary: _Vocabulary) -> None:
         if glue is None:
             continue
         left, right = m.group(1), w.group(1)
+        # The word's closing punctuation comes along ("mem-" / "ory. Other ..." ends "memory.").
+        right += re.match(r"[.,;:!?)\]\"'\u201d\u2019]*", after[0].lstrip()[len(right):]).group()
         rest = after[0].lstrip()[len(right):].lstrip()
         if not right[:1].islower():
             # A name ("In-" / "Context RALM: ..."): the next page's text would start with a

@@ -59,7 +59,12 @@ _FOOTNOTE_START = re.compile(r"\d{1,2}(?=[A-Z][a-z]+[\s,.;:])")
 _PUBLISHER = re.compile(r"\bISBN\b|\bdoi\.org/|\bDOI:\s?10\.")
 # A placeholder of a prompt template ("context: [context]", "{demonstration}").
 _PLACEHOLDER = re.compile(r"\[[a-z]{3,}(?: [a-z0-9]+)?\]|\{\{?[a-z]{3,}(?: [a-z0-9]+)?\}\}?")
-_COPYRIGHT = re.compile(r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b", re.IGNORECASE)
+# A copyright line, or the publisher's permission notice of a first page ("Permission to make
+# digital or hard copies ... Abstracting with credit is permitted. To copy otherwise, ...").
+_COPYRIGHT = re.compile(
+    r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b|\bAbstracting with credit is permitted\b|"
+    r"\bPermission to make digital or hard copies\b|\bTo copy otherwise\b|\bRequest permissions from\b",
+    re.IGNORECASE)
 # One item of a notation legend: a symbol defined by words, at the start or after ";" or ",".
 _LEGEND_ITEM = re.compile(r"(?:^|[;,]\s*)[#$]?[A-Za-z]{1,3}\d?\s?=\s?[A-Za-z]")
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:.]\s")
@@ -70,7 +75,10 @@ _TRAILING_LABEL = re.compile(
 # A lead-in to a list, a formula or an example: it ends in a colon, or announces what follows
 # ("The main contributions of this work are as follows:", "We consider the following.").
 # It states nothing by itself: what it introduces is the statement.
-_LEAD_IN = re.compile(r"(?::|\b(?:as follows|the following))\s*[.:]?[\"'\u201d\u2019)\]]*$", re.IGNORECASE)
+# The first list mark may come along when the splitter keeps it ("... conclusions: 1.").
+_LEAD_IN = re.compile(
+    r"(?::|\b(?:as follows|the following))\s*[.:]?[\"'\u201d\u2019)\]]*(?:\s+\(?(?:\d{1,2}|[a-h]|[ivx]{1,4})[.)])?$",
+    re.IGNORECASE)
 _ELLIPSIS_END = re.compile(r"(?:\.\.\.|\u2026)[\"'\u201d\u2019)\]]*$")
 _QUESTION_END = re.compile(r"\?[\"'\u201d\u2019)\]]*$")
 
@@ -261,7 +269,7 @@ def strip_marks(sentence: str) -> str:
         if rest[:1].isupper() and len(rest.split()) >= 4:
             s = rest
     split = split_heading(s) or run_in_heading(s)
-    s = split[1].strip() if split else s
+    s = _LEADING_MARK.sub("", split[1].strip(), count=1) if split else s
     # A footnote mark glued after the full stop ("... by a wide margin.12") is not the sentence's.
     return _TRAILING_FOOTNOTE.sub("", s)
 

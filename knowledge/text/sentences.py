@@ -241,6 +241,8 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
 # WikiText-103 we ...", "Our InstructRetro ...", "In Section 3.1, we ...").
 _NAME_OPENERS = frozenset(["the", "our", "this", "these", "its", "their", "in", "for", "we"])
 _PLAIN_TITLE_WORD = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*:?")
+_POSSESSIVE_NAME = re.compile(r"[A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*['\u2019]s")
+_ITEM_MARK = re.compile(r"\(?(?:[a-h]|[ivx]{1,4}|\d{1,2})\)")
 
 
 def _run_in_cut_before_name(sentence: str, tokens: list[str]) -> tuple[str, str] | None:
@@ -253,6 +255,12 @@ def _run_in_cut_before_name(sentence: str, tokens: list[str]) -> tuple[str, str]
     for i in range(1, min(7, len(tokens) - 2)):
         word, following = tokens[i], tokens[i + 1]
         if word.lower() in _NAME_OPENERS and word[:1].isupper() and following[:1].isupper():
+            return _cut(sentence, i)
+        if i >= 2 and _POSSESSIVE_NAME.fullmatch(word) and following[:1].islower():
+            # "Model Architecture BERT's model architecture is ...": a name's possessive opens it.
+            return _cut(sentence, i)
+        if tokens[i - 1].endswith(":") and _ITEM_MARK.fullmatch(word):
+            # "Lexical Retrieval: (a) BM25 is ...": the label, then the first item of a list.
             return _cut(sentence, i)
         if not (_PLAIN_TITLE_WORD.fullmatch(word) or word in _TITLE_FUNCTION_WORDS):
             return None

@@ -69,6 +69,12 @@ def test_it_joins_a_word_hyphenated_across_a_page_break():
     assert pages[1].text == "head on top. It works."
 
 
+def test_a_word_broken_by_a_page_break_keeps_its_full_stop():
+    pages = clean_pages(["Some text.", "Lamps help long-term mem-", "ory. Receipts do not."])
+    assert pages[1].text == "Lamps help long-term memory."
+    assert pages[2].text == "Receipts do not."
+
+
 def test_it_drops_running_headers_and_page_numbers():
     bodies = ["Cats purr when content.", "Dogs bark at strangers.", "Owls hunt at night.",
               "Bees make honey in summer.", "Fish swim in schools."]

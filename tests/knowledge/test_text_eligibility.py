@@ -39,6 +39,8 @@ from knowledge.text.classify import LAYOUT_THRESHOLD
          "In Table 2, we count lamps per receipt."),
         ("BM25 + Gate We rerank the top ten receipts with the gate.", "BM25 + Gate",
          "We rerank the top ten receipts with the gate."),
+        ("Store Layout TOY\u2019s lamp layout is a grid of ten rows.", "Store Layout",
+         "TOY\u2019s lamp layout is a grid of ten rows."),
     ],
 )
 def test_an_unnumbered_run_in_heading_is_cut_when_the_sentence_is_quoted(sentence, heading, rest):
@@ -149,3 +151,22 @@ def test_a_lettered_roman_or_parenthesised_list_mark_is_not_quoted(sentence, res
 def test_a_notation_legend_is_table_text_but_a_sentence_with_inline_symbols_is_prose():
     assert sentence_kind("#L = the number of lamps; #R = receipt size; #G = number of gates.") == "table"
     assert quotable("For each gate we use dk = dv = 64 lamps per receipt.")
+
+
+@pytest.mark.parametrize(
+    "sentence, kind",
+    [
+        ("From the counts, we draw the following conclusions: 1.", "fragment"),  # a lead-in with its first mark
+        ("Abstracting with credit is permitted.", "front_matter"),  # a publisher's permission notice
+        ("Permission to make digital or hard copies of part of this toy work is granted.", "front_matter"),
+    ],
+)
+def test_lead_ins_with_a_list_mark_and_permission_notices_are_not_evidence(sentence, kind):
+    assert sentence_kind(sentence) == kind
+    assert not quotable(sentence)
+
+
+def test_a_label_before_the_first_item_of_a_list_is_cut_with_the_item_mark():
+    sentence = "Lamp Counting: (a) ToyCount [5] is a bag-of-lamps counting function."
+    assert run_in_heading(sentence) == ("Lamp Counting:", "(a) ToyCount [5] is a bag-of-lamps counting function.")
+    assert quotable(sentence) == "ToyCount [5] is a bag-of-lamps counting function."
