@@ -9,9 +9,11 @@ Cleaning, in order (see `clean_pages`):
    control characters.
 2. Drop running headers and footers: a line among the first or last three of a page whose
    shape (digits folded) repeats on many pages; and bare page numbers there.
-3. Join words hyphenated across line breaks ("repre-" + "sentation"). The hyphen is kept
-   only when the document itself spells the word with a hyphen elsewhere and never without
-   ("pre-trained"), so compound words survive.
+3. Move footnote links ("3https://...") printed between the lines of a sentence to the end
+   of the page. Join words hyphenated across line breaks and page breaks ("repre-" +
+   "sentation"). The hyphen is kept only when the document itself spells the word with a
+   hyphen elsewhere and never without ("pre-trained"), so compound words survive, and in
+   hyphenated names ("XOR-" + "RETRIEVE", "GPT-" + "4").
 4. Rebuild paragraphs from lines (a short line ending a sentence closes a paragraph),
    headings on their own paragraph; paragraphs are separated by a blank line.
 5. Detect section headings ("3.1 Problem Formalization", "Abstract", "References").
@@ -43,6 +45,11 @@ _ARXIV_STAMP = re.compile(r"^arXiv:\d{4}\.\d{4,5}(?:v\d+)?\s+\[[\w.\-]+\]\s+\d{1
 # A line that ends in a hyphen after a word or a number ("repre-", "GPT-3.5-").
 _HYPHEN_END = re.compile(r"\b([A-Za-z0-9]+)-$")
 # After a suspended hyphen ("short- and long-term", "20- or 30-document") the line break stays.
+# A footnote that is a link, on a line of its own: "3https://pubmed.ncbi.nlm.nih.gov/",
+# "2 http://anserini.io/".
+_FOOTNOTE_LINK = re.compile(r"^\s*\d{1,2}\s?(?:https?://|www\.)\S*(?:\s+\d{1,2}\s?(?:https?://|www\.)\S*)*\s*$")
+# The rest of a link wrapped onto the next line: one token with a slash, no sentence in it.
+_LINK_REST = re.compile(r"^\s*[\w.~%#?=&-]*/[\w./~%#?=&-]*\s*$")
 _SUSPENDED = frozenset(["and", "or", "to", "nor", "vs"])
 # The word after a line-end hyphen: a lower-case continuation, or a capitalised or numbered
 # part of a hyphenated name ("XOR-" + "RETRIEVE", "GPT-" + "4").
@@ -353,13 +360,42 @@ def _paragraphs(lines: list[str], numbering: dict[str, int] | None = None) -> li
     return paragraphs
 
 
+def _footnote_lines(lines: list[str]) -> list[bool]:
+    """Which lines are footnote links, or the wrapped rest of one ("io/en/master/.")."""
+    flags: list[bool] = []
+    for line in lines:
+        wrapped = bool(flags) and flags[-1] and bool(_LINK_REST.match(line))
+        flags.append(bool(_FOOTNOTE_LINK.match(line)) or wrapped)
+    return flags
+
+
+_ENDS_SENTENCE = re.compile(r"(?<!\bal)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bcf)[a-z0-9)\]%][.!?][\"'\u201d\u2019)]?$")
+
+
+def _place_notes(lines: list[str], notes: list[str]) -> list[str]:
+    """Footnote links printed at the foot of a column sit between the lines of a sentence that
+    runs on into the next column: they get a paragraph of their own after the page's last
+    full sentence, so no sentence is cut by them (and one running on to the next page still
+    runs on)."""
+    if not notes:
+        return lines
+    ends = [i for i, line in enumerate(lines) if _ENDS_SENTENCE.search(line.rstrip())]
+    at = ends[-1] + 1 if ends else 0
+    return [*lines[:at], "", *notes, "", *lines[at:]]
+
+
 def clean_pages(raw_pages: Sequence[str]) -> list[CleanPage]:
     """Clean the raw text of each page (see the module docstring); page numbers are 1-based."""
     split = [normalise_unicode(text).split("\n") for text in raw_pages]
     running = _running_lines(split)
     stripped = [_strip_edges(lines, running) for lines in split]
     vocabulary = _Vocabulary(*_vocabulary(stripped))
+    is_note = [_footnote_lines(lines) for lines in stripped]
+    notes = [[ln for ln, note in zip(lines, flags, strict=True) if note] for lines, flags in zip(stripped, is_note, strict=True)]
+    stripped = [[ln for ln, note in zip(lines, flags, strict=True) if not note]
+                for lines, flags in zip(stripped, is_note, strict=True)]
     _join_page_breaks(stripped, vocabulary)
+    stripped = [_place_notes(lines, page_notes) for lines, page_notes in zip(stripped, notes, strict=True)]
     pages: list[CleanPage] = []
     in_references = False
     numbering: dict[str, int] = {}

@@ -9,6 +9,7 @@ import pytest
 from knowledge.chunking import ChunkParams, chunk_pages, chunk_text_from_pages
 from knowledge.embeddings import count_tokens
 from knowledge.extract import CleanPage, SectionStart, clean_pages, extract_pdf, extract_text
+from knowledge.text import split_sentences
 from tests.conftest import paper
 
 
@@ -61,6 +62,28 @@ def test_a_hyphenated_name_broken_by_a_page_break_takes_its_line_along():
     pages = clean_pages(["Some text.", "We study In-", "Lamp GATE: it counts receipts. The\nlamp glows.", "End."])
     assert pages[1].text == "We study In-Lamp GATE: it counts receipts. The"
     assert pages[2].text == "lamp glows."
+
+
+def test_footnote_links_between_the_lines_of_a_sentence_move_to_the_end_of_the_page():
+    (page,) = clean_pages([
+        "Many lamps have been tried (Roe et al., 2022;\n3https://toy.example.org/\n4 https://lamp.example.org/\n"
+        "Poe et al., 2020), and we pick two.\nThe end.",
+    ])
+    assert page.text == ("Many lamps have been tried (Roe et al., 2022; Poe et al., 2020), and we pick two. The end.\n\n"
+                         "3https://toy.example.org/ 4 https://lamp.example.org/")
+
+
+def test_the_wrapped_rest_of_a_footnote_link_moves_with_it():
+    (page,) = clean_pages(["Lamps glow. There are many observa-\n9https://toy.example.org/docs/lamp_\n"
+                           "guide/long_page.html\ntions of lamps in stores."])
+    assert page.text == ("Lamps glow. There are many observations of lamps in stores.\n\n"
+                         "9https://toy.example.org/docs/lamp_ guide/long_page.html")
+
+
+def test_footnote_links_do_not_cut_a_sentence_that_runs_on_to_the_next_page():
+    pages = clean_pages(["Lamps glow.\nWe then count the\n5https://toy.example.org/", "receipts in each store.", "End."])
+    assert pages[0].text == "Lamps glow.\n\n5https://toy.example.org/\n\nWe then count the"
+    assert "We then count the receipts in each store." in split_sentences("\n\n".join(p.text for p in pages))
 
 
 def test_it_joins_a_word_hyphenated_across_a_page_break():
