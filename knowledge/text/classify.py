@@ -63,7 +63,8 @@ _PLACEHOLDER = re.compile(r"\[[a-z]{3,}(?: [a-z0-9]+)?\]|\{\{?[a-z]{3,}(?: [a-z0
 # digital or hard copies ... Abstracting with credit is permitted. To copy otherwise, ...").
 _COPYRIGHT = re.compile(
     r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b|\bAbstracting with credit is permitted\b|"
-    r"\bPermission to make digital or hard copies\b|\bTo copy otherwise\b|\bRequest permissions from\b",
+    r"\bPermission to make digital or hard copies\b|\bTo copy otherwise\b|\bRequest permissions from\b|"
+    r"\bPublication rights licensed to\b",
     re.IGNORECASE)
 # One item of a notation legend: a symbol defined by words, at the start or after ";" or ",".
 _LEGEND_ITEM = re.compile(r"(?:^|[;,]\s*)[#$]?[A-Za-z]{1,3}\d?\s?=\s?[A-Za-z]")
@@ -213,8 +214,10 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         return "question"
     if _EXAMPLE_FIELD.search(text) or _PLACEHOLDER.search(text):
         return "example"
-    if is_instruction(text) or re.search(r"\b(?:you|your)\b", text, re.IGNORECASE):
-        # Papers print their prompts; a sentence addressed to "you" is one of them, not a finding.
+    if (is_instruction(text) or re.search(r"\b(?:you|your)\b", text, re.IGNORECASE)
+            or re.match(r"(?:(?:if|when)\b[^,]*,\s*)?please\b", text, re.IGNORECASE)):
+        # Papers print their prompts; a sentence addressed to "you" ("If ..., please ...") is one
+        # of them, not a finding.
         return "instruction"
     if _TRAILING_LABEL.search(text):
         # Figure text ending in the label of its caption ("... Good quality Figure 1."): in prose

@@ -159,9 +159,11 @@ def test_a_notation_legend_is_table_text_but_a_sentence_with_inline_symbols_is_p
         ("From the counts, we draw the following conclusions: 1.", "fragment"),  # a lead-in with its first mark
         ("Abstracting with credit is permitted.", "front_matter"),  # a publisher's permission notice
         ("Permission to make digital or hard copies of part of this toy work is granted.", "front_matter"),
+        ("Publication rights licensed to the Toy Lamp Society.", "front_matter"),
+        ("If there is no lamp in the receipt, please leave the field blank.", "instruction"),
     ],
 )
-def test_lead_ins_with_a_list_mark_and_permission_notices_are_not_evidence(sentence, kind):
+def test_lead_ins_with_a_list_mark_permission_notices_and_requests_are_not_evidence(sentence, kind):
     assert sentence_kind(sentence) == kind
     assert not quotable(sentence)
 
