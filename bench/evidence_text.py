@@ -160,6 +160,7 @@ def main() -> None:
                         default=Path(os.environ.get("GROUNDED_SHARED_DATA", HERE.parent / "shared" / "data")))
     parser.add_argument("--sample", type=int, default=0, help="write this many random eligible sentences")
     parser.add_argument("--sample-out", type=Path, default=Path("eligible_sample.txt"))
+    parser.add_argument("--seed", type=int, default=14, help="of the sample (a new seed gives a sample nobody read)")
     parser.add_argument("--calibrate", action="store_true", help="refit the layout model (see above) and stop")
     parser.add_argument("--rule", choices=["quotable", "agent", "knowledge"], default="quotable")
     parser.add_argument("--cache", type=Path, help="directory for extracted pages (keyed by file and pdf.py)")
@@ -174,7 +175,9 @@ def main() -> None:
     from knowledge.chunking import chunk_pages
     from knowledge.extract import CleanPage, extract_pdf
 
-    code_key = hashlib.sha256((args.root / "knowledge" / "pdf.py").read_bytes()).hexdigest()[:12]
+    # The extraction code of the tree (knowledge/pdf.py before it became the knowledge/extract package).
+    sources = sorted((args.root / "knowledge" / "extract").glob("*.py")) or [args.root / "knowledge" / "pdf.py"]
+    code_key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:12]
 
     def extract(path: Path) -> tuple[list, int]:
         cached = args.cache / f"{path.stem}.{code_key}.json" if args.cache else None
@@ -261,7 +264,7 @@ def main() -> None:
                         out.write(json.dumps({"paper": doc, "chunk": i, "sentence": s, "eligible": bool(e),
                                               "quotable": e}) + "\n")
     if args.sample:
-        rng = random.Random(14)
+        rng = random.Random(args.seed)
         picked = rng.sample(ok, min(args.sample, len(ok)))
         args.sample_out.write_text("\n".join(f"{i + 1:3d}. {s}" for i, s in enumerate(picked)) + "\n")
         print(f"  {len(picked)} eligible sentences written to {args.sample_out}")
