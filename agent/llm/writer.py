@@ -1,0 +1,176 @@
+"""Writer mode (RunConfig.answer_by = "writer"): the local roles decide, the model only writes.
+
+The local roles plan, retrieve, audit and choose the answer's sentences exactly as the `local`
+backend does (agent.local.*: the same outcome, the same chosen sentences); a refusal, a premise
+correction or a clarifying question is the local roles' own and costs no call. Only an ANSWER
+or PARTIAL asks the model, once, to write a short fluent answer (1-3 sentences) from the
+question and the 1-4 sentences the extractive answer is made of, numbered; each sentence cites
+the numbers it rests on (`WriterOut`: terse, bounded), and the quotes are filled in by code.
+
+Why: with the model auditing and choosing evidence, small models answered worse than the
+extractive backend (issue #13, docs/llm.md "Is it the default?"); the local auditor chooses
+better, and reads worse. So the choice stays local and the model does the wording.
+
+Every model sentence goes through the verifier (agent.verify: support, form, relevance) with
+the sentences written before it; the local gate holds by construction, since a sentence can
+only cite sentences the local auditor chose. A sentence that fails, or cites nothing, gives way
+to the extracts it cites, and every extract no kept sentence cites is added after the model's
+sentences: the answer never holds fewer verified facts than the extractive one. A model that
+cannot be reached (an LLMError) leaves the extractive answer, with a note saying so.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from agent import prompts
+from agent.llm.candidates import Candidate
+from agent.llm.config import LLMError
+from agent.llm.drafts import _draft_sentences
+from agent.llm.stream import _answer_preview
+from agent.llm.wire import ClaimOut, Items
+from agent.types import AuditResult, Draft, DraftSentence, Outcome, Source, replaced_note
+from agent.verify import CitationVerifier, normalise
+
+log = logging.getLogger(__name__)
+
+# How many sentences the model may write (the extractive answer has at most 3, and 4 with a lead).
+WRITER_SENTENCES = 3
+
+WRITER_TASK = (
+    "Write a short answer to the question from the numbered evidence sentences.\n"
+    "- answer: 1-3 fluent sentences that answer the question directly, each with the numbers of "
+    "the sentences it rests on. Say only what those sentences state, in plain words; copy every "
+    "number, unit and name exactly; add nothing else."
+)
+
+# A Yes or No the extractive answer put before its first sentence (agent.local.generator).
+_YESNO = re.compile(r"^(Yes|No): ")
+
+
+class WriterOut(BaseModel):
+    # "answer" and ClaimOut's "text": the shape agent.llm.stream reads while the reply streams.
+    answer: Items(ClaimOut, WRITER_SENTENCES)
+
+
+def writer_messages(question: str, extracts: Sequence[DraftSentence],
+                    sources: Sequence[Source]) -> list[dict[str, str]]:
+    """The shared system message, the task, the question and the extracts numbered 1..n,
+    grouped under their documents in order."""
+    groups: dict[int, list[tuple[int, str]]] = {}
+    for n, s in enumerate(extracts, start=1):
+        groups.setdefault(s.citations[0], []).append((n, s.quote))
+    data = f"{prompts.question_block(question)}\n" + prompts.evidence_block(
+        [(sources[m - 1], lines) for m, lines in groups.items()])
+    return [dict(prompts.SYSTEM_MESSAGE), {"role": "user", "content": f"TASK\n{WRITER_TASK}\n\n{data}"}]
+
+
+def _writable(draft: Draft, audit: AuditResult | None, sources: Sequence[Source]) -> bool:
+    """An answer the model may reword: ANSWER or PARTIAL, every sentence a quote of one source,
+    and no dispute between sources (reported as it is, never smoothed over)."""
+    return (draft.outcome in (Outcome.ANSWER, Outcome.PARTIAL) and bool(draft.sentences)
+            and not (audit is not None and audit.conflicts)
+            and all(s.quote and len(s.citations) == 1 and 1 <= s.citations[0] <= len(sources)
+                    for s in draft.sentences))
+
+
+class LLMWriter:
+    """The generator of writer mode: the extractive answer, reworded by the model (module doc)."""
+
+    def __init__(self, client: Any, *, local: Any, embed: Any = None, verifier: CitationVerifier | None = None) -> None:
+        self.client = client
+        self.local = local
+        self.embed = embed
+        self.verifier = verifier or CitationVerifier(embed=embed)
+
+    def generate(self, question: str, sources: list[Source], audit: AuditResult | None) -> Draft:
+        draft = self.local.generate(question, sources, audit)
+        if not _writable(draft, audit, sources):
+            return draft
+        extracts = list(draft.sentences)
+        by_number = {n: Candidate(number=n, source=s.citations[0], text=s.quote, score=0.0)
+                     for n, s in enumerate(extracts, start=1)}
+        messages = writer_messages(question, extracts, sources)
+        on_text = _answer_preview()
+        try:
+            if on_text is None:
+                out, usage = self.client.structured(messages, WriterOut)
+            else:
+                out, usage = self.client.structured(messages, WriterOut, on_text=on_text)
+        except LLMError as exc:
+            log.warning("the model could not write the answer, the extractive one stands: %s", exc)
+            return draft.model_copy(update={"usage": exc.usage, "notes": [
+                *draft.notes, f"the model could not write the answer ({exc}); the extracted sentences are shown"]})
+        sentences, notes = written_answer(out.answer, extracts, by_number, sources, question=question,
+                                          outcome=draft.outcome, verifier=self.verifier)
+        return draft.model_copy(update={"sentences": sentences, "notes": [*draft.notes, *notes], "usage": usage})
+
+
+def written_answer(claims: Sequence[ClaimOut], extracts: Sequence[DraftSentence], by_number: dict[int, Candidate],
+                   sources: Sequence[Source], *, question: str, outcome: Outcome,
+                   verifier: CitationVerifier) -> tuple[list[DraftSentence], list[str]]:
+    """The model's sentences that the verifier keeps (checked with those before them), each failing
+    one replaced by the extracts it cites, then every extract no kept sentence cites; and a note per
+    replaced or dropped sentence (the run page lists them under "Removed by verification")."""
+    out: list[DraftSentence] = []
+    notes: list[str] = []
+    used: set[int] = set()  # extract numbers a kept sentence stands for
+    quote_of = {n: normalise(c.text) for n, c in by_number.items()}
+    for claim in claims:
+        drafted = _draft_sentences([claim], by_number)
+        if not drafted:
+            if claim.text.strip():
+                notes.append(f"uncited sentence: {claim.text[:80]} (it cites no numbered sentence)")
+            continue
+        sentence = drafted[0]
+        cites = [n for n, q in quote_of.items() if any(normalise(e.text) == q for e in sentence.evidence)]
+        why = None
+        if not out and _YESNO.match(extracts[0].text):
+            sentence, why = _with_yesno(sentence, extracts[0])
+        why = why or _dropped(sentence, out, sources, question=question, outcome=outcome, verifier=verifier)
+        if why is None:
+            out.append(sentence)
+            used.update(cites)
+            continue
+        notes.append(replaced_note(sentence.text, why))
+        for n in cites:
+            if n not in used:
+                used.add(n)
+                out.append(extracts[n - 1])
+    # Nothing of the extractive answer is lost: what no kept sentence says is stated as extracted.
+    out.extend(e for n, e in enumerate(extracts, start=1) if n not in used)
+    return out, notes
+
+
+def _with_yesno(sentence: DraftSentence, first: DraftSentence) -> tuple[DraftSentence, str | None]:
+    """The model's first sentence with the extractive answer's Yes or No (agent.local.generator
+    reads it off the evidence): put first when the sentence opens with neither; a sentence that
+    opens with the other word contradicts it and goes (the reason)."""
+    word = _YESNO.match(first.text).group(1)  # type: ignore[union-attr]
+    opening = re.match(r"\W*(\w+)", sentence.text)
+    said = opening.group(1).lower() if opening else ""
+    if said == word.lower():
+        return sentence, None
+    if said in ("yes", "no"):
+        return sentence, f"says {said}, where the evidence the answer rests on says {word.lower()}"
+    return sentence.model_copy(update={"text": f"{word}: {sentence.text}"}), None
+
+
+def _dropped(sentence: DraftSentence, earlier: Sequence[DraftSentence], sources: Sequence[Source], *, question: str,
+             outcome: Outcome, verifier: CitationVerifier) -> str | None:
+    """None when the verifier keeps `sentence` after `earlier`, else why it goes."""
+    def kept(sentences: list[DraftSentence]) -> tuple[int, list[str]]:
+        checked = verifier.verify(Draft(outcome=outcome, sentences=sentences), list(sources), question=question)
+        return sum(1 for s in checked.sentences if s.citations), checked.dropped
+
+    before, _ = kept(list(earlier)) if earlier else (0, [])
+    after, dropped = kept([*earlier, sentence])
+    if after > before:
+        return None
+    mine = [d for d in dropped if sentence.text[:40] in d]
+    return mine[0] if mine else (dropped[-1] if dropped else "not supported")
