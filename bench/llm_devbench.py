@@ -114,15 +114,19 @@ def main() -> None:
     bset = benchmark_set(collection, user, questions, name=f"llm-{args.split}-{len(questions)}-{len(ready)}p")
 
     cache = settings.LLM_CACHE
-    model = catalog.resolve(args.model, cache)
-    spec = server.ServerSpec(binary=build.server_binary(cache), model_path=catalog.model_path(model, cache),
-                             alias=model.key, port=port)
-    log = cache / f"devbench-{model.key}.log"
-    log.write_text("")
+    # `local` needs no model (none may be installed yet).
+    key = "local" if local else catalog.resolve(args.model, cache).key
+    log = cache / f"devbench-{key}.log"
     load = os.getloadavg()
-    proc = None if local else server.start(spec, log=log)
+    proc = None
+    if not local:
+        model = catalog.resolve(args.model, cache)
+        spec = server.ServerSpec(binary=build.server_binary(cache), model_path=catalog.model_path(model, cache),
+                                 alias=model.key, port=port)
+        log.write_text("")
+        proc = server.start(spec, log=log)
     # A slug: benchmark_start slugifies the label it is given, and the runs are found by it.
-    who = "local" if local else model.key[:20].replace(".", "")
+    who = key[:20].replace(".", "")
     label = f"{who}-{args.answer_by[0]}-{time.strftime('%H%M%S')}"
     started = time.perf_counter()
     try:
@@ -139,7 +143,7 @@ def main() -> None:
     gold = {q["question"]: q for q in questions}
     runs = list(Run.objects.filter(benchmark_run__label=label).select_related("benchmark_question").order_by("pk"))
     print(f"\n{len(questions)} {args.split} questions x {args.configs}, answer by {args.answer_by}, "
-          f"model {'none' if local else model.key}, wall {wall:.0f} s, "
+          f"model {key}, wall {wall:.0f} s, "
           f"load average {load[0]:.1f} at start, {load_end[0]:.1f} at end\n")
     for run in runs:
         q = gold.get(run.question, {})
