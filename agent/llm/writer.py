@@ -43,10 +43,10 @@ log = logging.getLogger(__name__)
 WRITER_SENTENCES = 3
 
 WRITER_TASK = (
-    "Write a short answer to the question from the numbered evidence sentences.\n"
-    "- answer: 1-3 fluent sentences that answer the question directly, each with the numbers of "
-    "the sentences it rests on. Say only what those sentences state, in plain words; copy every "
-    "number, unit and name exactly; add nothing else."
+    "Answer the question in 1-3 short sentences, from the numbered evidence sentences only.\n"
+    "- answer: start with the direct answer (the value, name or yes/no asked for), in plain words; "
+    "do not copy whole sentences. Each sentence lists the numbers of the evidence sentences it rests "
+    "on. Copy every number, unit and name exactly; add nothing they do not state."
 )
 
 # A Yes or No the extractive answer put before its first sentence (agent.local.generator).
