@@ -24,16 +24,16 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator, Field
 
 from agent import prompts
 from agent.llm.candidates import Candidate
 from agent.llm.config import LLMError
 from agent.llm.drafts import _draft_sentences
 from agent.llm.stream import _answer_preview
-from agent.llm.wire import ClaimOut, Items
+from agent.llm.wire import ClaimOut, _cut
 from agent.types import AuditResult, Draft, DraftSentence, Outcome, Source, replaced_note
 from agent.verify import CitationVerifier, normalise
 
@@ -53,9 +53,24 @@ WRITER_TASK = (
 _YESNO = re.compile(r"^(Yes|No): ")
 
 
+def _between(low: int, high: int, item: Any = str) -> Any:
+    """A string (or a list of `item`) of `low` to `high` characters (items): `minLength`/`maxLength`
+    (`minItems`/`maxItems`) in the schema, which a grammar enforces; cut to `high` on parse."""
+    kind = str if item is str else list[item]
+    return Annotated[kind, BeforeValidator(_cut(high)), Field(min_length=low, max_length=high)]
+
+
+class WrittenOut(ClaimOut):
+    # Never empty: the evidence was chosen because it answers, so there is always something to
+    # write (with an empty array allowed, the 1.5B model wrote `{"answer": []}` to 8 of 12 prompts
+    # of the held-out devbench half, docs/benchmarks.md "LLM writer mode (stop 27)").
+    text: _between(1, 240)
+    sentences: _between(1, 3, int)
+
+
 class WriterOut(BaseModel):
-    # "answer" and ClaimOut's "text": the shape agent.llm.stream reads while the reply streams.
-    answer: Items(ClaimOut, WRITER_SENTENCES)
+    # "answer" and "text": the shape agent.llm.stream reads while the reply streams.
+    answer: _between(1, WRITER_SENTENCES, WrittenOut)
 
 
 def writer_messages(question: str, extracts: Sequence[DraftSentence],
@@ -132,6 +147,10 @@ def written_answer(claims: Sequence[ClaimOut], extracts: Sequence[DraftSentence]
         why = None
         if not out and _YESNO.match(extracts[0].text):
             sentence, why = _with_yesno(sentence, extracts[0])
+        elif _opening(sentence.text) in ("yes", "no"):
+            # The local roles read no Yes or No off this evidence (agent.local.answer_type.polarity):
+            # the model's is a guess the verifier cannot check (a bare "Yes" names nothing to check).
+            why = f"says {_opening(sentence.text)}, where the evidence the answer rests on decides neither"
         why = why or _dropped(sentence, out, sources, question=question, outcome=outcome, verifier=verifier)
         if why is None:
             out.append(sentence)
@@ -152,13 +171,18 @@ def _with_yesno(sentence: DraftSentence, first: DraftSentence) -> tuple[DraftSen
     reads it off the evidence): put first when the sentence opens with neither; a sentence that
     opens with the other word contradicts it and goes (the reason)."""
     word = _YESNO.match(first.text).group(1)  # type: ignore[union-attr]
-    opening = re.match(r"\W*(\w+)", sentence.text)
-    said = opening.group(1).lower() if opening else ""
+    said = _opening(sentence.text)
     if said == word.lower():
         return sentence, None
     if said in ("yes", "no"):
         return sentence, f"says {said}, where the evidence the answer rests on says {word.lower()}"
     return sentence.model_copy(update={"text": f"{word}: {sentence.text}"}), None
+
+
+def _opening(text: str) -> str:
+    """The first word, lower-cased."""
+    opening = re.match(r"\W*(\w+)", text)
+    return opening.group(1).lower() if opening else ""
 
 
 def _dropped(sentence: DraftSentence, earlier: Sequence[DraftSentence], sources: Sequence[Source], *, question: str,

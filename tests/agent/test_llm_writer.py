@@ -104,15 +104,36 @@ def test_a_model_sentence_with_an_invented_number_gives_way_to_the_sentence_it_c
     assert any("45.2%" in d for d in run.steps.filter(kind="verify").last().output["dropped"])
 
 
+def test_a_yes_or_no_the_local_roles_did_not_read_off_the_evidence_is_not_kept(collection, fake_openai, settings):
+    collection, user = collection
+    local = _run(collection, user, settings, HOLE, backend="local")
+    fake_openai.responder = writer(lambda q, s: [{"text": "Yes.", "sentences": [1]}], [])
+
+    run = _run(collection, user, settings, HOLE)
+
+    assert run.answer == local.answer
+    assert any("decides neither" in n for n in _notes(run)), _notes(run)
+
+
+def test_the_schema_asks_for_at_least_one_cited_sentence():
+    from agent.llm.schema import schema_response_format
+    from agent.llm.writer import WriterOut
+
+    schema = schema_response_format(WriterOut)["json_schema"]["schema"]
+    claim = schema["$defs"]["WrittenOut"]["properties"]
+    assert (schema["properties"]["answer"]["minItems"], schema["properties"]["answer"]["maxItems"]) == (1, 3)
+    assert claim["text"]["minLength"] == 1 and claim["sentences"]["minItems"] == 1
+
+
 def test_an_extract_the_model_leaves_out_is_still_stated(collection, fake_openai, settings):
     collection, user = collection
     local = _run(collection, user, settings, CHUNKS, backend="local")
     assert len(_quotes(local)) == 2
-    # The model cites the first sentence only, and also writes a sentence that cites nothing.
+    # The model cites the first sentence only, and also writes a sentence citing a number it was not shown.
     fake_openai.responder = writer(lambda q, s: [
         {"text": "The study raises the number of retrieved chunks from 5 to 20 with the Dragon retriever.",
          "sentences": [1]},
-        {"text": "More chunks always help.", "sentences": []}], [])
+        {"text": "More chunks always help.", "sentences": [7]}], [])
 
     run = _run(collection, user, settings, CHUNKS)
 
