@@ -35,7 +35,7 @@ from agent.llm.drafts import _draft_sentences
 from agent.llm.stream import _answer_preview
 from agent.llm.wire import ClaimOut, _cut
 from agent.types import AuditResult, Draft, DraftSentence, Outcome, Source, replaced_note
-from agent.verify import CitationVerifier, normalise
+from agent.verify import CitationVerifier, missing_numbers, normalise
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,9 @@ WRITER_TASK = (
     "do not copy whole sentences. Each sentence lists the numbers of the evidence sentences it rests "
     "on. Copy every number, unit and name exactly; add nothing they do not state."
 )
+
+# Numbers that point into the paper, not facts a reworded sentence must repeat: "(ref. 44)", "Table 5".
+_FIGURE_REFS = re.compile(r"\((?:refs?\.)[^)]*\)|\b(?:Table|Figure|Fig\.|Section|Sec\.|Eq\.|Equation|Appendix)\s*[\w.]+")
 
 # A Yes or No the extractive answer put before its first sentence (agent.local.generator).
 _YESNO = re.compile(r"^(Yes|No): ")
@@ -130,12 +133,31 @@ def written_answer(claims: Sequence[ClaimOut], extracts: Sequence[DraftSentence]
                    sources: Sequence[Source], *, question: str, outcome: Outcome,
                    verifier: CitationVerifier) -> tuple[list[DraftSentence], list[str]]:
     """The model's sentences that the verifier keeps (checked with those before them), each failing
-    one replaced by the extracts it cites, then every extract no kept sentence cites; and a note per
-    replaced or dropped sentence (the run page lists them under "Removed by verification")."""
+    one replaced by the extracts it cites, then every extract the kept sentences do not state; and a
+    note per replaced or dropped sentence (the run page lists them under "Removed by verification").
+
+    An extract is stated by the kept sentences citing it when they hold every number it states, or
+    some of them and no other sentence citing it failed: "TAS-B has a Hole@10 of 31.8%" states the
+    sentence giving ANCE's and TAS-B's; "8 attention heads" does not state "dk = dv = 64" when the
+    model's sentence about the 64 failed, nor does a sentence with none of its numbers."""
     out: list[DraftSentence] = []
     notes: list[str] = []
-    used: set[int] = set()  # extract numbers a kept sentence stands for
+    said: dict[int, list[str]] = {}  # extract number -> the kept model sentences citing it
+    added: set[int] = set()  # extracts stated verbatim
+    failed: set[int] = set()  # extracts a replaced sentence cited
     quote_of = {n: normalise(c.text) for n, c in by_number.items()}
+
+    def stated(n: int) -> bool:
+        if n in added:
+            return True
+        if n not in said:
+            return False
+        # The numbers it adds to the question's ("Hole@10" of the question is not a fact it states).
+        quote = _FIGURE_REFS.sub(" ", extracts[n - 1].quote)
+        numbers = missing_numbers(quote, question)
+        missing = missing_numbers(quote, " ".join([question, *said[n]]))
+        return not missing or (len(missing) < len(numbers) and n not in failed)
+
     for claim in claims:
         drafted = _draft_sentences([claim], by_number)
         if not drafted:
@@ -154,15 +176,17 @@ def written_answer(claims: Sequence[ClaimOut], extracts: Sequence[DraftSentence]
         why = why or _dropped(sentence, out, sources, question=question, outcome=outcome, verifier=verifier)
         if why is None:
             out.append(sentence)
-            used.update(cites)
+            for n in cites:
+                said.setdefault(n, []).append(sentence.text)
             continue
         notes.append(replaced_note(sentence.text, why))
+        failed.update(cites)
         for n in cites:
-            if n not in used:
-                used.add(n)
+            if not stated(n):
+                added.add(n)
                 out.append(extracts[n - 1])
-    # Nothing of the extractive answer is lost: what no kept sentence says is stated as extracted.
-    out.extend(e for n, e in enumerate(extracts, start=1) if n not in used)
+    # Nothing of the extractive answer is lost: what the kept sentences do not state is stated as extracted.
+    out.extend(e for n, e in enumerate(extracts, start=1) if not stated(n))
     return out, notes
 
 

@@ -104,6 +104,19 @@ def test_a_model_sentence_with_an_invented_number_gives_way_to_the_sentence_it_c
     assert any("45.2%" in d for d in run.steps.filter(kind="verify").last().output["dropped"])
 
 
+def test_a_kept_sentence_that_drops_a_number_of_its_extract_is_followed_by_the_extract(collection, fake_openai,
+                                                                                        settings):
+    collection, user = collection
+    local = _run(collection, user, settings, HOLE, backend="local")
+    sentence = "Dense retrievers such as TAS-B have a much higher Hole@10."
+    fake_openai.responder = writer(lambda q, s: [{"text": sentence, "sentences": [1]}], [])
+
+    run = _run(collection, user, settings, HOLE)
+
+    assert run.answer.startswith(sentence), run.answer
+    assert "31.8%" in run.answer and _quotes(run) == _quotes(local)
+
+
 def test_a_yes_or_no_the_local_roles_did_not_read_off_the_evidence_is_not_kept(collection, fake_openai, settings):
     collection, user = collection
     local = _run(collection, user, settings, HOLE, backend="local")
