@@ -34,6 +34,7 @@ from agent.llm.config import LLMError
 from agent.llm.drafts import _draft_sentences
 from agent.llm.stream import _answer_preview
 from agent.llm.wire import ClaimOut, _cut
+from agent.local.text import term_set
 from agent.types import AuditResult, Draft, DraftSentence, Outcome, Source, replaced_note
 from agent.verify import CitationVerifier, missing_numbers, normalise
 
@@ -49,8 +50,9 @@ WRITER_TASK = (
     "on. Copy every number, unit and name exactly; add nothing they do not state."
 )
 
-# Numbers that point into the paper, not facts a reworded sentence must repeat: "(ref. 44)", "Table 5".
-_FIGURE_REFS = re.compile(r"\((?:refs?\.)[^)]*\)|\b(?:Table|Figure|Fig\.|Section|Sec\.|Eq\.|Equation|Appendix)\s*[\w.]+")
+# Numbers that point into the paper, not facts a reworded sentence must repeat: "[35, 37]", "(ref. 44)",
+# "Table 5".
+_FIGURE_REFS = re.compile(r"\[[\d,\s\u2013-]+\]|\((?:refs?\.)[^)]*\)|\b(?:Table|Figure|Fig\.|Section|Sec\.|Eq\.|Equation|Appendix)\s*[\w.]+")
 
 # A Yes or No the extractive answer put before its first sentence (agent.local.generator).
 _YESNO = re.compile(r"^(Yes|No): ")
@@ -136,13 +138,15 @@ def written_answer(claims: Sequence[ClaimOut], extracts: Sequence[DraftSentence]
     one replaced by the extracts it cites, then every extract the kept sentences do not state; and a
     note per replaced or dropped sentence (the run page lists them under "Removed by verification").
 
-    An extract is stated by the kept sentences citing it when they hold every number it states, or
+    An extract is stated by the kept sentences citing it when they share a word with it that the
+    question and the other extracts they cite lack, and hold every number it states, or
     some of them and no other sentence citing it failed: "TAS-B has a Hole@10 of 31.8%" states the
     sentence giving ANCE's and TAS-B's; "8 attention heads" does not state "dk = dv = 64" when the
     model's sentence about the 64 failed, nor does a sentence with none of its numbers."""
     out: list[DraftSentence] = []
     notes: list[str] = []
     said: dict[int, list[str]] = {}  # extract number -> the kept model sentences citing it
+    along: dict[int, set[int]] = {}  # extract number -> the other extracts those sentences cite
     added: set[int] = set()  # extracts stated verbatim
     failed: set[int] = set()  # extracts a replaced sentence cited
     quote_of = {n: normalise(c.text) for n, c in by_number.items()}
@@ -151,6 +155,13 @@ def written_answer(claims: Sequence[ClaimOut], extracts: Sequence[DraftSentence]
         if n in added:
             return True
         if n not in said:
+            return False
+        # A sentence citing [1][2] that says only what [1] says does not state [2]: it must share a
+        # word with [2] that neither the question nor the other sentences it cites have.
+        own = term_set(extracts[n - 1].quote) - term_set(question)
+        for m in along.get(n, set()):
+            own -= term_set(extracts[m - 1].quote)
+        if own and not own & term_set(" ".join(said[n])):
             return False
         # The numbers it adds to the question's ("Hole@10" of the question is not a fact it states).
         quote = _FIGURE_REFS.sub(" ", extracts[n - 1].quote)
@@ -178,6 +189,7 @@ def written_answer(claims: Sequence[ClaimOut], extracts: Sequence[DraftSentence]
             out.append(sentence)
             for n in cites:
                 said.setdefault(n, []).append(sentence.text)
+                along.setdefault(n, set()).update(m for m in cites if m != n)
             continue
         notes.append(replaced_note(sentence.text, why))
         failed.update(cites)

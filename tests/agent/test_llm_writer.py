@@ -32,6 +32,7 @@ HOLE = "Which Hole@10 value does the TAS-B retriever reach on TREC-COVID?"
 CHUNKS = "How many retrieved chunks does the main comparison give to the model?"
 OUT_OF_SCOPE = "Who won the 2018 football world cup?"
 UNANSWERED = "How many parameters does the SPARTA model have?"
+POOLING = "Does BEIR evaluate on TREC-COVID?"
 
 
 def _run(collection, user, settings, question: str, *, backend: str = "openai") -> Run:
@@ -115,6 +116,19 @@ def test_a_kept_sentence_that_drops_a_number_of_its_extract_is_followed_by_the_e
 
     assert run.answer.startswith(sentence), run.answer
     assert "31.8%" in run.answer and _quotes(run) == _quotes(local)
+
+
+def test_a_copy_of_one_extract_citing_two_does_not_stand_for_the_second(collection, fake_openai, settings):
+    collection, user = collection
+    # Two extracts, the second's only numbers the paper's references: no number tells them apart.
+    local = _run(collection, user, settings, POOLING, backend="local")
+    fake_openai.responder = writer(lambda q, s: [{"text": s[1], "sentences": [1, 2]}], [])
+
+    run = _run(collection, user, settings, POOLING)
+
+    assert _quotes(run) == _quotes(local) and len(_quotes(run)) == 2, run.answer
+    # Cited, its words were not said: the second sentence is stated as extracted.
+    assert "TREC-COVID used a pooling method" in run.answer, run.answer
 
 
 def test_a_yes_or_no_the_local_roles_did_not_read_off_the_evidence_is_not_kept(collection, fake_openai, settings):
