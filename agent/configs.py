@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 # The default of RunConfig.answer_gate (docs/benchmarks.md, stop 26): "off", "needs" or
 # "verdict" (agent.llm.drafts.local_refusal).
 ANSWER_GATE = "needs"
+# Who writes the answer with a model backend (RunConfig.answer_by, docs/llm.md "Writer mode"):
+# "model", the LLM roles plan, audit, choose the evidence and write; "writer", the local roles
+# do all of that as the `local` backend does, and the model only rewords an ANSWER or PARTIAL
+# from the sentences they chose (agent.llm.writer). PORTAL_LLM_ANSWER_BY sets it for new runs.
+ANSWER_BY = "model"
+ANSWER_BY_CHOICES = ("model", "writer")
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,9 @@ class RunConfig:
     # halves without a model (bench/llm_gate_cost.py, docs/benchmarks.md, "LLM answers gated and
     # range/subject checks (stop 26)").
     answer_gate: str = ANSWER_GATE
+    # With a model backend: "model" (the LLM roles) or "writer" (local roles, the model writes the
+    # answer's wording only: agent.llm.writer). The `local` backend ignores it.
+    answer_by: str = ANSWER_BY
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,9 +138,17 @@ def get_config(name: str) -> RunConfig:
         raise ValueError(f"Unknown configuration {name!r}: use one of {', '.join(CONFIGS)}.") from None
 
 
-def config_record(config: RunConfig, *, backend: str, model: str = "") -> dict[str, Any]:
-    """What a run stores as its configuration: the switches plus what produced the text."""
-    return {**config.as_dict(), "backend": backend, "model": model if backend != "local" else "local"}
+def config_record(config: RunConfig, *, backend: str, model: str = "", answer_by: str = "") -> dict[str, Any]:
+    """What a run stores as its configuration: the switches plus what produced the text.
+
+    `answer_by` (the PORTAL_LLM_ANSWER_BY setting) overrides the configuration's with a model
+    backend; the `local` backend records the configuration's own (it has no model to write)."""
+    if answer_by and answer_by not in ANSWER_BY_CHOICES:
+        raise ValueError(f"Unknown answer_by {answer_by!r}: use one of {', '.join(ANSWER_BY_CHOICES)}.")
+    record = {**config.as_dict(), "backend": backend, "model": model if backend != "local" else "local"}
+    if answer_by and backend != "local":
+        record["answer_by"] = answer_by
+    return record
 
 
 def config_hash(record: dict[str, Any]) -> str:
@@ -153,19 +170,26 @@ def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None
     """The role implementations for a backend: "local" (offline), or "openai" and "embedded"
     (agent.llm_roles; `embedded` is the same client pointed at the local llama-server).
 
+    With a model backend and `config.answer_by == "writer"`, the local roles plan, audit and
+    choose the answer's sentences, and the model only words it (agent.llm.writer.LLMWriter).
     The verifier is always the deterministic one: no model decides whether a quote exists.
     `embed` is the local roles' sentence embedder (default: agent.local.embed.get_embed()).
     """
     from agent.verify import CitationVerifier
 
-    if backend == "local":
+    if backend == "local" or (backend in ("openai", "embedded") and config.answer_by == "writer"):
         from agent.local.auditor import LocalAuditor
         from agent.local.generator import ExtractiveGenerator
         from agent.local.planner import RulePlanner
         from agent.local.reformulator import KeywordReformulator
 
-        return Roles(RulePlanner(), LocalAuditor(embed), KeywordReformulator(), ExtractiveGenerator(embed),
-                     CitationVerifier())
+        generator: Generator = ExtractiveGenerator(embed)
+        if backend != "local":
+            from agent.llm import LLMClient
+            from agent.llm.writer import LLMWriter
+
+            generator = LLMWriter(client or LLMClient.from_settings(), local=generator, embed=embed)
+        return Roles(RulePlanner(), LocalAuditor(embed), KeywordReformulator(), generator, CitationVerifier())
     if backend in ("openai", "embedded"):
         from agent.llm_roles import llm_roles
 

@@ -74,7 +74,8 @@ def run_create(*, collection: Collection, user, question: str, config_name: str 
         config = get_config(config_name)
     except ValueError as exc:
         raise ValidationError(str(exc), code="unknown_config") from None
-    record = config_record(config, backend=settings.LLM_BACKEND, model=settings.LLM_MODEL)
+    record = config_record(config, backend=settings.LLM_BACKEND, model=settings.LLM_MODEL,
+                           answer_by=settings.LLM_ANSWER_BY)
     run = Run(
         collection=collection, user=user, question=question, config_name=config.name,
         config=record, config_hash=config_hash(record), index_version=collection.index_version,

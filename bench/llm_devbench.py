@@ -1,7 +1,8 @@
 """Devbench questions answered by the embedded model, through `manage.py benchmark`.
 
     .venv/bin/python bench/llm_devbench.py --model qwen2.5-coder-0.5b-instruct-q4_k_m \\
-        --configs agentic,hybrid --limit 6 [--var var/bench-llm] [--collection llm-latency]
+        --configs agentic,hybrid --limit 6 [--var var/bench-llm] [--collection llm-latency] \\
+        [--answer-by model|writer|local]
 
 It reuses a database where papers are already ingested (bench/llm_latency.py leaves 7
 devbench papers in var/bench-llm, collection `llm-latency`), takes the held-out ("test")
@@ -13,6 +14,12 @@ by agent.tasks.answer_run, as the answer worker does. It prints, per run, the qu
 expected behaviour, the outcome, the answer (to grade by reading against the gold answer),
 calls, tokens and latency, then per configuration: runs FAILED, mean calls, mean prompt and
 completion tokens, p50 latency; and the server's prefill and generation speeds from its log.
+
+`--answer-by` (PORTAL_LLM_ANSWER_BY, docs/llm.md "Writer mode"): `model` (default), the LLM roles;
+`writer`, the local roles choose the evidence and the model words ANSWER/PARTIAL answers; `local`,
+the local backend with no model server, for the same questions in the same report. The generator's
+notes (a model sentence replaced by the sentence it cites, one citing nothing) are printed per run and
+counted per configuration.
 """
 
 from __future__ import annotations
@@ -57,6 +64,16 @@ def _speeds(log: Path) -> tuple[float, float, int]:
     return rate("prompt eval"), rate("eval"), requests
 
 
+# How agent.types.replaced_note starts: a model sentence replaced by the sentence it cites.
+REPLACED = "replaced by the sentence it cites: "
+
+
+def _notes(run: object) -> list[str]:
+    """The generator's notes of a run (what it changed before verification)."""
+    step = run.steps.filter(kind="generate").last()  # type: ignore[attr-defined]
+    return list(step.output.get("notes", [])) if step is not None else []
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True)
@@ -65,12 +82,15 @@ def main() -> None:
     parser.add_argument("--split", default="test")
     parser.add_argument("--var", default=str(ROOT / "var" / "bench-llm"))
     parser.add_argument("--collection", default="llm-latency")
+    parser.add_argument("--answer-by", choices=("model", "writer", "local"), default="model")
     args = parser.parse_args()
+    local = args.answer_by == "local"
 
     port = _free_port()
     os.environ.update({
-        "PORTAL_VAR_DIR": args.var, "PORTAL_DEBUG": "1", "PORTAL_LLM_BACKEND": "embedded",
+        "PORTAL_VAR_DIR": args.var, "PORTAL_DEBUG": "1", "PORTAL_LLM_BACKEND": "local" if local else "embedded",
         "PORTAL_LLM_EMBEDDED_MODEL": args.model, "PORTAL_LLM_PORT": str(port),
+        "PORTAL_LLM_ANSWER_BY": "model" if local else args.answer_by,
         "DJANGO_SETTINGS_MODULE": "portal.settings",
     })
     os.environ.pop("PORTAL_DATABASE_URL", None)
@@ -94,28 +114,36 @@ def main() -> None:
     bset = benchmark_set(collection, user, questions, name=f"llm-{args.split}-{len(questions)}-{len(ready)}p")
 
     cache = settings.LLM_CACHE
-    model = catalog.resolve(args.model, cache)
-    spec = server.ServerSpec(binary=build.server_binary(cache), model_path=catalog.model_path(model, cache),
-                             alias=model.key, port=port)
-    log = cache / f"devbench-{model.key}.log"
-    log.write_text("")
+    # `local` needs no model (none may be installed yet).
+    key = "local" if local else catalog.resolve(args.model, cache).key
+    log = cache / f"devbench-{key}.log"
     load = os.getloadavg()
-    proc = server.start(spec, log=log)
+    proc = None
+    if not local:
+        model = catalog.resolve(args.model, cache)
+        spec = server.ServerSpec(binary=build.server_binary(cache), model_path=catalog.model_path(model, cache),
+                                 alias=model.key, port=port)
+        log.write_text("")
+        proc = server.start(spec, log=log)
     # A slug: benchmark_start slugifies the label it is given, and the runs are found by it.
-    label = f"{model.key[:24].replace('.', '')}-{time.strftime('%H%M%S')}"
+    who = key[:20].replace(".", "")
+    label = f"{who}-{args.answer_by[0]}-{time.strftime('%H%M%S')}"
     started = time.perf_counter()
     try:
-        print(f"llama-server ready in {server.wait_ready(proc, spec.base_url, log=log):.1f} s", file=sys.stderr)
+        if proc is not None:
+            print(f"llama-server ready in {server.wait_ready(proc, spec.base_url, log=log):.1f} s", file=sys.stderr)
         call_command("benchmark", set_name=bset.name, configs=args.configs, split=args.split, in_process=True,
                      label=label, user=user.username)
     finally:
-        server.stop(proc)
+        if proc is not None:
+            server.stop(proc)
     wall = time.perf_counter() - started
     load_end = os.getloadavg()
 
     gold = {q["question"]: q for q in questions}
     runs = list(Run.objects.filter(benchmark_run__label=label).select_related("benchmark_question").order_by("pk"))
-    print(f"\n{len(questions)} held-out questions x {args.configs}, model {model.key}, wall {wall:.0f} s, "
+    print(f"\n{len(questions)} {args.split} questions x {args.configs}, answer by {args.answer_by}, "
+          f"model {key}, wall {wall:.0f} s, "
           f"load average {load[0]:.1f} at start, {load_end[0]:.1f} at end\n")
     for run in runs:
         q = gold.get(run.question, {})
@@ -123,9 +151,13 @@ def main() -> None:
               f"got {run.status}/{run.outcome}; calls {run.llm_calls}, tokens {run.prompt_tokens}+"
               f"{run.completion_tokens}, {(run.latency_ms or 0) / 1000:.1f} s")
         print(f"Q: {run.question}\nGOLD: {q.get('reference_answer', '')}")
-        print(f"A: {run.answer or run.error}\n")
-    print("| config | runs | FAILED | calls / q | prompt tokens / q | completion tokens / q | p50 latency |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+        print(f"A: {run.answer or run.error}")
+        for note in _notes(run):
+            print(f"NOTE: {note}")
+        print()
+    print("| config | runs | FAILED | calls / q | prompt tokens / q | completion tokens / q | p50 latency "
+          "| model sentences replaced |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for config in args.configs.split(","):
         rs = [r for r in runs if r.config_name == config]
         if not rs:
@@ -135,7 +167,10 @@ def main() -> None:
               f"| {statistics.mean(r.llm_calls for r in rs):.2f} "
               f"| {statistics.mean(r.prompt_tokens for r in rs):.0f} "
               f"| {statistics.mean(r.completion_tokens for r in rs):.0f} "
-              f"| {statistics.median(r.latency_ms for r in done) / 1000 if done else 0:.1f} s |")
+              f"| {statistics.median(r.latency_ms for r in done) / 1000 if done else 0:.1f} s "
+              f"| {sum(n.startswith(REPLACED) for r in rs for n in _notes(r))} |")
+    if local:
+        return
     prefill, generation, requests = _speeds(log)
     print(f"\nllama-server over {requests} requests: prefill {prefill:.1f} tokens/s, generation {generation:.1f} "
           f"tokens/s")
