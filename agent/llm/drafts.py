@@ -28,7 +28,7 @@ from agent.types import (
 from agent.verify import CitationVerifier, normalise, strip_markers
 
 
-def _draft_sentences(claims: Sequence[ClaimOut], by_number: dict[int, Candidate]) -> list[DraftSentence]:
+def draft_sentences(claims: Sequence[ClaimOut], by_number: dict[int, Candidate]) -> list[DraftSentence]:
     """Answer sentences with their quotes filled in from the numbered sentences they cite."""
     out: list[DraftSentence] = []
     for claim in claims:

@@ -47,9 +47,9 @@ from agent.llm.candidates import (
 from agent.llm.client import LLMClient
 from agent.llm.drafts import (
     DraftMemo,
-    _draft_sentences,
     _extractive,
     _with_correction,
+    draft_sentences,
     gated_refusal,
     local_answer_quotes,
     local_refusal,
@@ -58,7 +58,7 @@ from agent.llm.drafts import (
 )
 from agent.llm.frugal import RejectedMemory, local_plan_suffices, needs_from_answer
 from agent.llm.premise import premise_disagreement
-from agent.llm.stream import _answer_preview
+from agent.llm.stream import answer_preview
 from agent.llm.whole import Library, WholePapers
 from agent.llm.wire import AnswerOut, PlanOut, QueriesOut
 from agent.types import (
@@ -142,7 +142,7 @@ def _numbered_call(client: ChatClient, question: str, needs: Sequence[str], prem
     if not candidates:
         return None, Usage()
     messages = prompts.answer_messages(question, needs, premise, _groups(candidates, sources))
-    on_text = _answer_preview()
+    on_text = answer_preview()
     if on_text is None:
         return client.structured(messages, AnswerOut)
     return client.structured(messages, AnswerOut, on_text=on_text)
@@ -230,7 +230,7 @@ class LLMAuditor:
         missing = [f.fact for f in facts if f.label != SupportLabel.SUPPORTED]
         if self.memo is not None and out is not None and verdict not in (Verdict.INSUFFICIENT_RETRY,
                                                                         Verdict.INSUFFICIENT_REFUSE):
-            draft = _draft_sentences(out.answer, by_number)
+            draft = draft_sentences(out.answer, by_number)
             if verdict == Verdict.FALSE_PREMISE:
                 draft = _with_correction(draft, premise, sources)
             self.memo.put(question, sources, verdict, draft or _extractive(facts, sources), "")
@@ -320,7 +320,7 @@ class LLMGenerator:
             premise = audit.premise.premise if audit is not None and audit.premise.contradicted else ""
             candidates = candidate_sentences(question, needs, premise, sources, embed=self.embed)
             out, usage = _numbered_call(self.client, question, needs, premise, sources, candidates)
-            sentences = _draft_sentences(out.answer, {c.number: c for c in candidates}) if out else []
+            sentences = draft_sentences(out.answer, {c.number: c for c in candidates}) if out else []
             if audit is not None and outcome == Outcome.FALSE_PREMISE:
                 sentences = _with_correction(sentences, audit.premise, sources)
             if not sentences and audit is not None:

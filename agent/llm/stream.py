@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -53,14 +53,16 @@ def partial_answer_text(raw: str) -> str:
     return " ".join(texts)
 
 
-def _answer_preview() -> Callable[[str], None] | None:
+def answer_preview(done: Sequence[str] = ()) -> Callable[[str], None] | None:
+    """The run page's preview of the answer being written (None when no run listens): the
+    sentences of earlier calls (`done`), then this call's as they come."""
     sink = _ANSWER_SINK.get()
     if sink is None:
         return None
     last = [""]
 
     def on_text(raw: str) -> None:
-        text = partial_answer_text(raw)
+        text = " ".join([*done, partial_answer_text(raw)]).strip()
         if text != last[0]:
             last[0] = text
             sink(text)

@@ -51,8 +51,8 @@ from pydantic import BaseModel
 from agent import prompts
 from agent.llm.candidates import Candidate
 from agent.llm.config import LLMError
-from agent.llm.drafts import _draft_sentences
-from agent.llm.stream import _ANSWER_SINK, partial_answer_text
+from agent.llm.drafts import draft_sentences
+from agent.llm.stream import answer_preview
 from agent.llm.wire import Items, Text
 from agent.types import (
     AuditResult,
@@ -504,22 +504,6 @@ class MapResult:
     notes: list[str] = field(default_factory=list)  # the model's sentences set aside before verification
 
 
-def _preview(done: Sequence[str]) -> Callable[[str], None] | None:
-    """The run page's preview of the answer being written: earlier calls' sentences, then this one's."""
-    sink = _ANSWER_SINK.get()
-    if sink is None:
-        return None
-    last = [""]
-
-    def on_text(raw: str) -> None:
-        text = " ".join([*done, partial_answer_text(raw)]).strip()
-        if text != last[0]:
-            last[0] = text
-            sink(text)
-
-    return on_text
-
-
 def _call(client: Any, messages: list[dict[str, str]], on_text: Callable[[str], None] | None) -> tuple[SummaryOut, Usage]:
     if on_text is None:
         return client.structured(messages, SummaryOut)
@@ -611,7 +595,7 @@ class WholePapers:
             result.shown = [Candidate(number=n, source=_source_number(sources, s.source), text=s.text, score=s.score)
                             for n, s in enumerate(chosen, start=1)]
             try:
-                out, spent = self._timed_call(mapped, messages, _preview(preview))
+                out, spent = self._timed_call(mapped, messages, answer_preview(preview))
             except LLMError as exc:
                 usage = usage + exc.usage
                 errors.append(exc)
@@ -625,7 +609,7 @@ class WholePapers:
                 text, inline = strip_markers(claim.text)
                 if text and not any(n in by_number for n in [*claim.sentences, *inline]):
                     notes.append(f"cites no sentence it was shown: {text[:80]}")
-            result.sentences = _whole_sentences(_draft_sentences(out.answer, by_number), notes)
+            result.sentences = _whole_sentences(draft_sentences(out.answer, by_number), notes)
             result.kept = _verified(result.sentences, sources, question, verifier)
             preview.extend(s.text for s in result.kept)
             if not result.kept:
@@ -709,7 +693,7 @@ class WholePapers:
         data = prompts.question_block(question) + "\n<evidence>\n" + "\n".join(blocks) + "\n</evidence>"
         done_text = [s.text for r in papers for s in r.kept]
         try:
-            out, usage = self._timed_call(mapped, prompts._messages(task, data), _preview(done_text))
+            out, usage = self._timed_call(mapped, prompts._messages(task, data), answer_preview(done_text))
         except LLMError as exc:
             log.warning("whole-paper reduce failed: %s", exc)
             return [], exc.usage, f"The comparison was not written: the model gave no reply ({exc})."
@@ -739,7 +723,7 @@ class WholePapers:
 
 def _whole_sentences(sentences: Sequence[DraftSentence], notes: list[str]) -> list[DraftSentence]:
     """The sentences the schema's bound did not cut mid-way ("... compared using cosine-si"); a
-    sentence the model copied whole was restored to its full length before (_draft_sentences)."""
+    sentence the model copied whole was restored to its full length before (draft_sentences)."""
     kept = []
     for s in sentences:
         if len(s.text) >= _CLAIM_CHARS - 2 and not re.search(r"[.!?)\]\"']\s*$", s.text):

@@ -31,8 +31,8 @@ from pydantic import BaseModel, BeforeValidator, Field
 from agent import prompts
 from agent.llm.candidates import Candidate
 from agent.llm.config import LLMError
-from agent.llm.drafts import _draft_sentences
-from agent.llm.stream import _answer_preview
+from agent.llm.drafts import draft_sentences
+from agent.llm.stream import answer_preview
 from agent.llm.wire import ClaimOut, _cut
 from agent.local.text import term_set
 from agent.types import AuditResult, Draft, DraftSentence, Outcome, Source, replaced_note
@@ -116,7 +116,7 @@ class LLMWriter:
         by_number = {n: Candidate(number=n, source=s.citations[0], text=s.quote, score=0.0)
                      for n, s in enumerate(extracts, start=1)}
         messages = writer_messages(question, extracts, sources)
-        on_text = _answer_preview()
+        on_text = answer_preview()
         try:
             if on_text is None:
                 out, usage = self.client.structured(messages, WriterOut)
@@ -170,7 +170,7 @@ def written_answer(claims: Sequence[ClaimOut], extracts: Sequence[DraftSentence]
         return not missing or (len(missing) < len(numbers) and n not in failed)
 
     for claim in claims:
-        drafted = _draft_sentences([claim], by_number)
+        drafted = draft_sentences([claim], by_number)
         if not drafted:
             if claim.text.strip():
                 notes.append(f"uncited sentence: {claim.text[:80]} (it cites no numbered sentence)")
