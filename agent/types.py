@@ -170,6 +170,9 @@ class AuditResult(BaseModel):
     verdict: Verdict
     missing: list[str] = Field(default_factory=list)
     reason: str = ""
+    # With CLARIFY: the question asked of each paper whose evidence answers it differently
+    # ("What learning rate did the authors of X use?"), best first (agent.local.clarify).
+    suggestions: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
 
 

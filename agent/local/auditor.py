@@ -47,6 +47,7 @@ from agent.local.candidates import (
     plan_facts,
     terms_by_document,
 )
+from agent.local.clarify import ClarifyParams, clarify_from_evidence
 from agent.local.contradiction import siblings
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.entailment import Classifier, default_classifier
@@ -181,6 +182,10 @@ class AuditorParams:
     conflict_jaccard_min: float = 0.0
     conflict_number_jaccard: float = 0.5
     conflict_same_names: bool = True
+    # When a question about "they" / "the model" that names nothing is asked back (CLARIFY):
+    # its answering candidates come from several papers that say different things
+    # (agent.local.clarify).
+    clarify: ClarifyParams = field(default_factory=ClarifyParams)
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -241,8 +246,17 @@ class LocalAuditor:
         # many GPUs was it trained on?"), not with the subject it borrowed for scoring.
         asked = plan.facts or [question]
         best: list[Candidate | None] = []
+        answering: list[tuple[float, Source, str]] = []
+        relevant: list[tuple[float, Source, str]] = []
         for n, (fact, fvec) in enumerate(zip(facts, fact_vecs)):
             scores, ranked = self._rank(fact, fvec, cands, sent_vecs, sources, doc_terms, idf)
+            if n == 0:
+                # What agent.local.clarify weighs: the answering candidates, and the sentences
+                # of the queries' top chunks most relevant to the need.
+                answering = [(a, sources[cands[sc.index].source_index], cands[sc.index].quote) for a, _, sc, _ in ranked]
+                relevant = sorted(((sc.support, sources[cands[sc.index].source_index], cands[sc.index].quote)
+                                   for sc in scores if not sources[cands[sc.index].source_index].pool),
+                                  key=lambda r: -r[0])
             best.append(cands[ranked[0][2].index] if ranked else None)
             need_p = self.need_probability(ranked, fact, cands, unconfirmed=unconfirmed)
             need_ps.append(need_p)
@@ -309,6 +323,15 @@ class LocalAuditor:
             waive_unconfirmed(need_ps[0], premise, p)
             or ("premise_unconfirmed" in p.need_features and need_ps[0] >= p.need_min))
         verdict, reason = verdict_for(audits, premise, conflicts, can_retry, premise_waived=waived)
+        # A one-need question about "they" that several papers answer differently: ask which
+        # one (a premise the evidence corrects is said first).
+        asks = (clarify_from_evidence(question, answering, p.clarify,
+                                      relevant=relevant if verdict == Verdict.INSUFFICIENT_REFUSE else None)
+                if len(facts) == 1 and not premise.contradicted else [])
+        if asks:
+            return AuditResult(facts=audits, premise=premise, verdict=Verdict.CLARIFY, missing=[question],
+                               reason="the question does not say which paper it means, and several papers answer it "
+                                      "differently", suggestions=asks)
         return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
                            reason=reason)
 

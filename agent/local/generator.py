@@ -82,7 +82,8 @@ class ExtractiveGenerator:
         if audit is None:
             return self._baseline(question, sources)
         if audit.verdict == Verdict.CLARIFY:
-            return clarify_draft(question, sources, whole_document="summar" in audit.reason)
+            return clarify_draft(question, sources, whole_document="summar" in audit.reason,
+                                 suggested=audit.suggestions)
         if audit.verdict == Verdict.FALSE_PREMISE and audit.premise.chunk_id in marker:
             p = audit.premise
             return Draft(outcome=Outcome.FALSE_PREMISE, sentences=[
@@ -375,8 +376,15 @@ WHOLE_DOCUMENT_NOTE = ("Not possible with the offline backend: summarising or co
                        "(it only quotes sentences it can cite).")
 
 
-def clarify_draft(question: str, sources: list[Source], *, whole_document: bool) -> Draft:
+def clarify_draft(question: str, sources: list[Source], *, whole_document: bool,
+                  suggested: list[str] | None = None) -> Draft:
+    """A request to clarify; `suggested`: the auditor's rephrasings naming the papers that
+    answer the question differently (agent.local.clarify), else ones built from the sources."""
     note = ""
+    if suggested:
+        text = ("The question does not say which paper it is about, and the papers in this collection answer it "
+                "differently. Which one do you mean?")
+        return Draft(outcome=Outcome.CLARIFY, sentences=[DraftSentence(text=text)], suggestions=list(suggested))
     if whole_document:
         text = ("This offline backend answers by quoting single sentences it can cite, so it cannot summarise "
                 "or compare whole papers. Ask about one result, method or number instead, for example one of "

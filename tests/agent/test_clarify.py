@@ -22,14 +22,18 @@ TEXTS = [
 ]
 
 
-@pytest.fixture
-def indexed(collection):
-    for title, name, section, text in TEXTS:
+def _index(collection, texts):
+    for title, name, section, text in texts:
         doc = make_document(collection=collection, title=title, original_name=name)
         make_chunk(document=doc, text=text, section_title=section)
     index_rebuild(collection=collection)
     collection.refresh_from_db()
     return collection
+
+
+@pytest.fixture
+def indexed(collection):
+    return _index(collection, TEXTS)
 
 
 def _answer(collection, user, question: str) -> Run:
@@ -95,3 +99,45 @@ def test_the_ask_form_says_what_the_offline_backend_does(indexed, alice, client,
     client.force_login(alice)
     page = client.get(reverse("knowledge:collection_detail", args=[indexed.slug])).content.decode()
     assert "quoted verbatim" in page and "does not summarise" in page
+
+
+# Two papers that each report their own learning rate, and a third on another topic.
+RATES = [
+    ("Lumen: Parsing Scanned Receipts", "lumen.pdf", "4 Training",
+     "We train Lumen with Adam at a learning rate of 3e-4 for twenty epochs. Each batch holds 64 receipts."),
+    ("Quill: Reading Handwritten Forms", "quill.pdf", "5 Setup",
+     "Quill is fine-tuned with a learning rate of 1e-5 and a warmup of 500 steps. Training takes two days."),
+    ("The Harrow Benchmark", "harrow.pdf", "3 Evaluation",
+     "Harrow measures how often a parser recovers every field of a receipt. Results are averaged over five seeds."),
+]
+
+
+def test_they_over_papers_that_answer_differently_asks_which_paper(collection, alice, client):
+    from rest_framework.test import APIClient
+
+    _index(collection, RATES)
+    run = _answer(collection, alice, "What learning rate did they use?")
+    assert run.outcome == Outcome.CLARIFY and run.verdict == "CLARIFY"
+    assert "Which one do you mean?" in run.answer
+    # One rephrasing per paper whose evidence answers, naming it in place of "they".
+    assert "What learning rate did the authors of Lumen use?" in run.suggestions
+    assert "What learning rate did the authors of Quill use?" in run.suggestions
+    assert not any("Harrow" in s for s in run.suggestions)
+
+    api = APIClient()
+    api.force_authenticate(alice)
+    body = api.get(reverse("api:run_detail", kwargs={"pk": run.pk})).json()
+    assert body["outcome"] == "CLARIFY" and body["suggestions"] == run.suggestions
+    client.force_login(alice)
+    page = client.get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+    for s in run.suggestions:
+        assert f'value="{s}"' in page
+    # The rephrasing names the paper: asked, it is answered from that paper.
+    asked = _answer(collection, alice, "What learning rate did the authors of Quill use?")
+    assert asked.outcome == Outcome.ANSWER and "1e-5" in asked.answer
+
+
+def test_they_with_one_paper_in_scope_is_answered(collection, alice):
+    _index(collection, RATES[1:2])
+    run = _answer(collection, alice, "What learning rate did they use?")
+    assert run.outcome == Outcome.ANSWER and "1e-5" in run.answer and not run.suggestions

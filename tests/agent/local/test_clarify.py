@@ -1,0 +1,100 @@
+"""Clarify from evidence (agent.local.clarify): a question about "they" or "the model" is asked
+back only when the papers whose sentences answer it say different things."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.local.clarify import (
+    answering_papers,
+    clarify_from_evidence,
+    paper_name,
+    rephrase,
+    unresolved_referent,
+)
+from agent.types import Source
+
+
+def _source(doc: int, title: str, n: int = 0) -> Source:
+    return Source(chunk_id=doc * 100 + n, document_id=doc, document_title=title, text="")
+
+
+LUMEN = _source(1, "Lumen: Parsing Scanned Receipts")
+QUILL = _source(2, "Quill: Reading Handwritten Forms")
+# Two versions of one preprint.
+HARROW_V1 = _source(3, "The Harrow Benchmark for Receipt Parsing")
+HARROW_V2 = _source(4, "The Harrow Benchmark for Receipt Parsing (extended)")
+
+
+@pytest.mark.parametrize(("question", "referent"), [
+    ("Which tokenizer did they train?", "they"),
+    ("How deep is the model?", "the model"),
+    ("What do the authors give as the reason?", "the authors"),
+    ("Is it faster than the baseline?", "it"),
+    ("What is their recall?", "their"),
+    # A name says what it is about.
+    ("Which tokenizer did Quill train?", ""),
+    ("How deep is the Lumen model?", ""),
+    # An earlier clause is what the pronoun refers to.
+    ("What is receipt parsing, and why is it hard?", ""),
+    ("For the handwriting reader: which tokenizer does it use?", ""),
+    # No referent at all, and the empty "it" of "is it true that".
+    ("Which tokenizers are common?", ""),
+    ("Is it true that tokenizers matter?", ""),
+])
+def test_it_finds_an_unresolved_referent(question, referent):
+    assert unresolved_referent(question) == referent
+
+
+def test_a_rephrasing_puts_the_paper_in_place_of_the_referent():
+    assert rephrase("Which tokenizer did they train?", "they", "Quill") == "Which tokenizer did the authors of Quill train?"
+    assert rephrase("How deep is the model?", "the model", "Quill") == "How deep is the model in Quill?"
+    assert rephrase("Is it faster than the baseline?", "it", "Quill") == "Is Quill faster than the baseline?"
+    assert rephrase("What is their recall?", "their", "Quill") == "What is Quill's recall?"
+    # A quoted title takes no possessive: the question is put in its scope instead.
+    assert rephrase("What is their recall?", "their", '"Reading Forms"') == 'In "Reading Forms", what is their recall?'
+
+
+def test_a_paper_is_named_by_its_short_name_or_its_title():
+    assert paper_name(LUMEN) == "Lumen"
+    assert paper_name(HARROW_V1) == '"The Harrow Benchmark for Receipt Parsing"'
+    assert paper_name(_source(5, "2101.00001v2 quill forms")) == '"quill forms"'
+
+
+def test_papers_that_answer_differently_are_asked_about():
+    ranked = [(0.40, LUMEN, "Lumen uses a byte-level tokenizer with 512 merges."),
+              (0.35, QUILL, "Quill trains a WordPiece tokenizer on 2M forms."),
+              (0.10, HARROW_V1, "Harrow counts tokens per receipt.")]
+    asks = clarify_from_evidence("Which tokenizer did they train?", ranked)
+    assert asks == ["Which tokenizer did the authors of Lumen train?", "Which tokenizer did the authors of Quill train?"]
+
+
+def test_one_paper_or_one_answer_is_answered():
+    one = [(0.40, LUMEN, "Lumen uses a byte-level tokenizer with 512 merges."),
+           (0.38, _source(1, LUMEN.document_title, 1), "The tokenizer of Lumen is byte-level.")]
+    assert clarify_from_evidence("Which tokenizer did they train?", one) == []
+    # A much weaker second paper is no rival answer.
+    weak = [*one, (0.1, QUILL, "Quill trains a WordPiece tokenizer on 2M forms.")]
+    assert clarify_from_evidence("Which tokenizer did they train?", weak) == []
+    # Two versions of one preprint saying the same thing are one paper.
+    same = [(0.40, HARROW_V1, "Harrow trains a WordPiece tokenizer on 2M receipts."),
+            (0.39, HARROW_V2, "Harrow trains a WordPiece tokenizer on 2M receipts.")]
+    assert len(answering_papers(same)) == 1
+    assert clarify_from_evidence("Which tokenizer did they train?", same) == []
+    # A question that names its paper is answered whatever the evidence.
+    assert clarify_from_evidence("Which tokenizer did Quill train?", answering_ranked()) == []
+
+
+def answering_ranked():
+    return [(0.40, LUMEN, "Lumen uses a byte-level tokenizer."), (0.35, QUILL, "Quill trains a WordPiece tokenizer.")]
+
+
+def test_with_no_answer_the_most_relevant_papers_are_asked_about():
+    relevant = [(0.60, QUILL, "Quill's main weakness is slanted handwriting."),
+                (0.55, LUMEN, "Lumen struggles with faded thermal paper."),
+                (0.20, HARROW_V1, "Harrow has five splits.")]
+    asks = clarify_from_evidence("What weakness do they report?", [], relevant=relevant)
+    assert asks == ["What weakness do the authors of Quill report?", "What weakness do the authors of Lumen report?"]
+    # Without it (the question is answered, or one paper is in scope) nothing is asked back.
+    assert clarify_from_evidence("What weakness do they report?", []) == []
+    assert clarify_from_evidence("What weakness do they report?", [], relevant=relevant[:1]) == []
