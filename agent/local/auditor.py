@@ -330,8 +330,8 @@ class LocalAuditor:
                 if len(facts) == 1 and not premise.contradicted else [])
         if asks:
             return AuditResult(facts=audits, premise=premise, verdict=Verdict.CLARIFY, missing=[question],
-                               reason="the question does not say which paper it means, and several papers answer it "
-                                      "differently", suggestions=asks)
+                               reason="the question does not say which paper it means, and several papers speak to it",
+                               suggestions=asks)
         return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
                            reason=reason)
 

@@ -382,8 +382,8 @@ def clarify_draft(question: str, sources: list[Source], *, whole_document: bool,
     answer the question differently (agent.local.clarify), else ones built from the sources."""
     note = ""
     if suggested:
-        text = ("The question does not say which paper it is about, and the papers in this collection answer it "
-                "differently. Which one do you mean?")
+        text = ("The question does not say which paper it is about, and several papers in this collection speak "
+                "to it. Which one do you mean?")
         return Draft(outcome=Outcome.CLARIFY, sentences=[DraftSentence(text=text)], suggestions=list(suggested))
     if whole_document:
         text = ("This offline backend answers by quoting single sentences it can cite, so it cannot summarise "
