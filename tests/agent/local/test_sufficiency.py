@@ -481,3 +481,17 @@ def test_a_generic_head_next_to_the_thing_it_measures_is_not_the_focus():
     assert focus_miss(focus, term_set("The learning rate is 3e-5 for every run."), set()) == 1.0
     assert focus_miss(focus, term_set("We apply a dropout of 0.1 to every layer."), set()) == 0.0
     assert asked_focus("What learning rate does Quill use?") == ["learn"]
+
+
+def test_a_noun_naming_the_answer_form_or_a_modifier_is_not_the_focus():
+    # "name" and "term" are the form of the answer: the sentence gives the name without the word.
+    from agent.local.sufficiency import asked_focus, focus_miss
+    from agent.local.text import term_set
+
+    assert asked_focus("What other name is it given?") == []
+    assert focus_miss(asked_focus("What other name is it given?"),
+                      term_set("This pipeline is also known as Fetch-Then-Write."), set()) == 0.0
+    # "the name of the N" asks for the N, which the sentence names.
+    assert asked_focus("What is the name of the corpus Quill is trained on?") == ["corpus"]
+    # "exact", "specific" narrow the asked thing without naming it.
+    assert asked_focus("Which exact checkpoint does Quill start from?") == ["checkpoint"]
