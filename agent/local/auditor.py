@@ -138,9 +138,9 @@ class AuditorParams:
     need_bias: float = -0.6589
     need_min: float = 0.3
     need_partial_min: float = 0.3
-    # For a need asking for a name ("which hardware ...?"), the share of focus_miss kept when
-    # its best sentence holds a name the need does not (sufficiency.new_names: "a Tesla V100"
-    # names the hardware without the word); 1: the focus must be named all the same. Chosen
+    # For a need asking for a name ("which accelerator ...?"), the share of focus_miss kept when
+    # its best sentence holds a name the need does not (sufficiency.new_names: "a Coral TPU-7"
+    # names the accelerator without the word); 1: the focus must be named all the same. Chosen
     # on the calibration halves by bench/refusals.py --params at both scopes (stop 28): 0.5
     # and 0 gave the same outcomes (one answerable PARTIAL answered, no unanswerable or
     # out-of-scope question answered), so the more cautious 0.5.

@@ -140,8 +140,8 @@ def focus_miss(focus: list[str], sentence_terms: set[str], context_terms: set[st
 
 def new_names(fact: str, sentence: str) -> list[str]:
     """The names a sentence holds that the need does not (agent.local.text.anchor_terms less
-    bare numbers): for a need asking for a name ("which hardware", "which model snapshot") a
-    new name may be the answer itself ("a Tesla V100"), given without the asked noun."""
+    bare numbers): for a need asking for a name ("which accelerator", "which model snapshot") a
+    new name may be the answer itself ("a Coral TPU-7"), given without the asked noun."""
     asked = set(anchor_terms(fact)) | set(content_terms(fact))
     return [t for t in anchor_terms(sentence) if t not in asked and not re.fullmatch(r"[\d.,]+", t)]
 
