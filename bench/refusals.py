@@ -33,8 +33,8 @@ import _devbench_common as common
 
 SETS = {"qasper": "qasper_style_questions.jsonl", "in_domain": "in_domain_questions.jsonl"}
 # The blind sets' answerable and out-of-scope questions, in the form of the others. bench/blind
-# has no split: all of it is held out (--split test).
-BLIND = {"blind2": "blind2/questions.jsonl", "blind": "blind/questions.jsonl"}
+# has no split: all of it is held out (--split test). blind3 joined in stop 28.
+BLIND = {"blind2": "blind2/questions.jsonl", "blind3": "blind3/questions.jsonl", "blind": "blind/questions.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
@@ -154,7 +154,7 @@ def main() -> None:
     parser.add_argument("--collection", default="blind")
     parser.add_argument("--split", default="test", choices=("calibration", "test"))
     parser.add_argument("--config", default="agentic")
-    parser.add_argument("--sets", default="qasper,in_domain,devbench,blind2,blind")
+    parser.add_argument("--sets", default="qasper,in_domain,devbench,blind2,blind3,blind")
     parser.add_argument("--scope", default="collection", choices=("collection", "paper"),
                         help="what a QASPER-style question is asked of: the whole collection or its paper alone")
     parser.add_argument("--why", action="store_true", help="print each run's verdict reason and premise")

@@ -139,6 +139,13 @@ class AuditorParams:
     need_bias: float = -0.6589
     need_min: float = 0.3
     need_partial_min: float = 0.3
+    # For a need asking for a name ("which accelerator ...?"), the share of focus_miss kept when
+    # its best sentence holds a name the need does not (sufficiency.new_names: "a Coral TPU-7"
+    # names the accelerator without the word); 1: the focus must be named all the same. Chosen
+    # on the calibration halves by bench/refusals.py --params at both scopes (stop 28): 0.5
+    # and 0 gave the same outcomes (one answerable PARTIAL answered, no unanswerable or
+    # out-of-scope question answered), so the more cautious 0.5.
+    name_fills_focus: float = 0.5
     # A one-need question whose premise no sentence confirms is answered (PARTIAL, saying
     # so) only when its need is at least this likely answered (above 1, never), or when its
     # need is answered (need_min) and the closest sentence that neither disagrees with the
@@ -344,17 +351,22 @@ class LocalAuditor:
         p = self.params
         if not p.need_weights:
             return ranked[0][0] if ranked else 0.0
-        x = self.need_features(ranked, fact, cands, p.need_features, unconfirmed=unconfirmed)
+        x = self.need_features(ranked, fact, cands, p.need_features, unconfirmed=unconfirmed,
+                               name_fill=p.name_fills_focus)
         return sufficiency.probability(x, p.need_weights, p.need_bias)
 
     @staticmethod
     def need_features(ranked: list[tuple[float, float, SentenceScore, np.ndarray]], fact: str,
-                      cands: list[Candidate], names, *, unconfirmed: bool = False) -> np.ndarray | None:
-        """agent.local.sufficiency's features `names` of the need from its ranked candidates."""
+                      cands: list[Candidate], names, *, unconfirmed: bool = False,
+                      name_fill: float = 1.0) -> np.ndarray | None:
+        """agent.local.sufficiency's features `names` of the need from its ranked candidates
+        (`name_fill`: AuditorParams.name_fills_focus)."""
         if not ranked:
             return None
         best = cands[ranked[0][2].index]
         miss = sufficiency.focus_miss(sufficiency.asked_focus(fact), best.terms, term_set(best.context))
+        if miss and name_fill < 1 and need_of(fact).kind == "name" and sufficiency.new_names(fact, best.quote):
+            miss *= name_fill
         return sufficiency.features([(answers, x) for answers, _, _, x in ranked], names, miss=miss,
                                     unconfirmed=unconfirmed)
 
@@ -419,7 +431,8 @@ class LocalAuditor:
             listed = [(cands[sc.index].quote, sources[cands[sc.index].source_index].chunk_id, answers, x)
                       for answers, _, sc, x in ranked]
             out.append(listed if need_features is None else
-                       (self.need_features(ranked, fact, cands, need_features), listed))
+                       (self.need_features(ranked, fact, cands, need_features,
+                                           name_fill=self.params.name_fills_focus), listed))
         return out
 
     def answering_quotes(self, question: str, plan: Plan, sources: list[Source]) -> set[str]:

@@ -89,11 +89,23 @@ _KIND_OF = re.compile(r"\b(?:kinds?|types?|sorts?|forms?|variety)\s+of\s+(?P<n>[
                       re.IGNORECASE)
 
 
+# "What other *name* is it given?", "what *term* do they use for ...": these nouns name only the
+# form of the answer, a name, which the answering sentence gives ("... also called Retrieve-Read")
+# without the word; "the name of the N" asks for the N. Modifiers such as "which *exact* model"
+# narrow the asked thing without naming it.
+_NAMINGS = frozenset(content_terms("name names term terms acronym abbreviation"))
+_NAME_OF = re.compile(r"\b(?:names?|terms?)\s+(?:of|for)\s+(?:the\s+|a\s+|an\s+|their\s+|its\s+)?"
+                      r"(?P<n>[\w\-]+(?:\s+[\w\-]+){0,2})", re.IGNORECASE)
+_MODIFIERS = frozenset(content_terms("exact specific particular precise actual other main"))
+
+
 def asked_focus(fact: str) -> list[str]:
     """The stemmed terms of what the need asks for: the focus of agent.local.answer_type
     ("how many *GPUs*", "which *optimizer*"), else the noun of "what is the N of ..."
-    ("what is the *carbon footprint* of ..."), less the nouns that only name a measure, a
-    generic head next to the thing it measures ("dropout *rate*": dropout), and
+    ("what is the *carbon footprint* of ..."), less the nouns that only name a measure or a
+    name ("what other *name* is it given"; "the name of the N" asks for the N), modifiers
+    ("which *exact* model"), a generic head next to the thing it measures ("dropout *rate*":
+    dropout), and
     the names the need is about ("what share of *XOR-TyDi QA* answers": the asked thing is
     the answers; a sentence about the dataset need not repeat its name), unless nothing else
     is left; [] when the need names none."""
@@ -104,7 +116,10 @@ def asked_focus(fact: str) -> list[str]:
     kind = _KIND_OF.search(fact)
     if kind and set(focus) <= _KINDS:
         focus = content_terms(kind.group("n"))
-    focus = [t for t in focus if t not in _MEASURES]
+    named = _NAME_OF.search(fact)
+    if named and set(focus) <= _NAMINGS | _MODIFIERS:
+        focus = content_terms(named.group("n"))
+    focus = [t for t in focus if t not in _MEASURES | _NAMINGS | _MODIFIERS]
     focus = [t for t in focus if t not in _GENERIC_HEADS] or focus
     names = {stem(part) if part != name else name
              for name in anchor_terms(fact) for part in (name, *re.split(r"[-_]", name)) if part}
@@ -121,6 +136,14 @@ def focus_miss(focus: list[str], sentence_terms: set[str], context_terms: set[st
     in_sentence = coverage(focus, sentence_terms)
     with_context = coverage(focus, sentence_terms | context_terms)
     return 1.0 - (in_sentence + 0.5 * (with_context - in_sentence))
+
+
+def new_names(fact: str, sentence: str) -> list[str]:
+    """The names a sentence holds that the need does not (agent.local.text.anchor_terms less
+    bare numbers): for a need asking for a name ("which accelerator", "which model snapshot") a
+    new name may be the answer itself ("a Coral TPU-7"), given without the asked noun."""
+    asked = set(anchor_terms(fact)) | set(content_terms(fact))
+    return [t for t in anchor_terms(sentence) if t not in asked and not re.fullmatch(r"[\d.,]+", t)]
 
 
 def _logit(p: float) -> float:

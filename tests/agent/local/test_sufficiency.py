@@ -481,3 +481,38 @@ def test_a_generic_head_next_to_the_thing_it_measures_is_not_the_focus():
     assert focus_miss(focus, term_set("The learning rate is 3e-5 for every run."), set()) == 1.0
     assert focus_miss(focus, term_set("We apply a dropout of 0.1 to every layer."), set()) == 0.0
     assert asked_focus("What learning rate does Quill use?") == ["learn"]
+
+
+def test_a_noun_naming_the_answer_form_or_a_modifier_is_not_the_focus():
+    # "name" and "term" are the form of the answer: the sentence gives the name without the word.
+    from agent.local.sufficiency import asked_focus, focus_miss
+    from agent.local.text import term_set
+
+    assert asked_focus("What other name is it given?") == []
+    assert focus_miss(asked_focus("What other name is it given?"),
+                      term_set("This pipeline is also known as Fetch-Then-Write."), set()) == 0.0
+    # "the name of the N" asks for the N, which the sentence names.
+    assert asked_focus("What is the name of the corpus Quill is trained on?") == ["corpus"]
+    # "exact", "specific" narrow the asked thing without naming it.
+    assert asked_focus("Which exact checkpoint does Quill start from?") == ["checkpoint"]
+
+
+def test_a_new_name_may_fill_a_name_need_whose_asked_noun_the_sentence_leaves_out():
+    # "Which accelerator ...?" is answered by a sentence naming one ("a Coral TPU-7") without the
+    # word: its names the need does not hold (numbers aside) are the candidate answer.
+    assert sufficiency.new_names("Which accelerator does Quill run on?",
+                                 "All runs of Quill used a single Coral TPU-7 board.") == ["coral", "tpu-7"]
+    assert sufficiency.new_names("Which accelerator does Quill run on?", "Quill runs for 3 hours.") == []
+
+
+def test_a_name_need_whose_best_sentence_names_something_new_keeps_half_its_focus_miss(embed):
+    sources = [make_source(1, "All runs of Quill used a single Coral TPU-7 board with 16 GB of memory.",
+                           title="Quill: Compact Passage Rerankers")]
+    question = "Which accelerator does Quill run on?"
+    plan = RulePlanner().plan(question)
+    ps = {}
+    for fill in (1.0, 0.5):
+        auditor = LocalAuditor(embed=embed, params=replace(AuditorParams(), name_fills_focus=fill))
+        (x, _), = auditor.rank_sentences(question, plan, sources, need_features=("focus_miss",))
+        ps[fill] = float(x[0])
+    assert ps[1.0] == 1.0 and ps[0.5] == 0.5
