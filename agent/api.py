@@ -11,7 +11,13 @@ from typing import Any
 
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
@@ -177,6 +183,14 @@ class RunDetailSerializer(RunSummarySerializer):
         child=serializers.CharField(),
         help_text="CLARIFY (and requests the backend cannot do): concrete rephrasings to ask instead.",
     )
+    suggested_questions = serializers.SerializerMethodField(
+        help_text="The suggestions as run bodies: each `question` with the `documents` (ids) it is about. POST one "
+                  "with the run's collection(s) to ask it of that paper only; `documents` is empty when the "
+                  "suggestion is about the whole collection."
+    )
+    documents = serializers.SerializerMethodField(
+        help_text="The documents (ids) the question was limited to; empty: every document of the collections."
+    )
     error = serializers.CharField(help_text="Why the run failed, when status is failed.")
     retries = serializers.IntegerField()
     index_version = serializers.IntegerField(allow_null=True)
@@ -185,6 +199,16 @@ class RunDetailSerializer(RunSummarySerializer):
     timings = TimingsSerializer(source="*")
     usage = UsageSerializer(source="*")
     web_allowed = serializers.BooleanField(help_text="The asker allowed a web search for this question.")
+
+    @extend_schema_field(inline_serializer("SuggestedQuestion", {
+        "question": serializers.CharField(), "documents": serializers.ListField(child=serializers.IntegerField())},
+        many=True))
+    def get_suggested_questions(self, obj: Run) -> list[dict]:
+        return [{"question": q, "documents": documents} for q, documents in obj.suggested]
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_documents(self, obj: Run) -> list[int]:
+        return sorted(d.pk for d in obj.documents.all())
 
     def get_answer_preview(self, obj: Run) -> str:
         return "" if obj.is_final else obj.answer_preview
@@ -198,7 +222,7 @@ class RunDetailSerializer(RunSummarySerializer):
 def _run_detail(pk: int) -> Run:
     return (
         Run.objects.select_related("collection", "user")
-        .prefetch_related("steps", "citations__chunk", "citations__collection", "extra_collections")
+        .prefetch_related("steps", "citations__chunk", "citations__collection", "extra_collections", "documents")
         .get(pk=pk)
     )
 
@@ -237,6 +261,10 @@ class RunListApi(APIView):
             required=False, default=False, help_text="Ask across every collection you may read."
         )
         question = serializers.CharField(max_length=100_000, help_text="Validated further by the service.")
+        documents = serializers.ListField(
+            child=serializers.IntegerField(min_value=1), required=False, max_length=50,
+            help_text="Ask these documents (ids) of the collections only, e.g. a CLARIFY run's "
+                      "`suggested_questions[].documents`; one not in them is a 400.")
         config = serializers.ChoiceField(choices=[], required=False, help_text="Configuration name.")
         may_search_web = serializers.BooleanField(
             required=False, allow_null=True, default=None,
@@ -296,6 +324,7 @@ class RunListApi(APIView):
             config_name=data.get("config") or settings.DEFAULT_RUN_CONFIG,
             extra_collections=asked[1:],
             web_allowed=web_preference_get(user=request.user) if web_allowed is None else web_allowed,
+            documents=data.get("documents") or (),
         )
         body = RunDetailSerializer(_run_detail(run.pk), context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})

@@ -76,6 +76,12 @@ class Run(models.Model):
     # Rephrasings the user can pick when the question was too vague (CLARIFY) or asked for
     # something the backend cannot do.
     suggestions = models.JSONField(default=list, blank=True)
+    # The ids of the documents each suggestion is about ({question: [document ids]}): asking it
+    # from the run page or the API is limited to them (`documents`).
+    suggestion_documents = models.JSONField(default=dict, blank=True)
+    # Asked of these documents only (a rephrasing picked after CLARIFY); empty: every document
+    # of the collections searched.
+    documents = models.ManyToManyField("knowledge.Document", blank=True, related_name="scoped_runs")
     error = models.TextField(blank=True)
     retries = models.PositiveIntegerField(default=0)
     llm_calls = models.PositiveIntegerField(default=0)
@@ -119,6 +125,16 @@ class Run(models.Model):
     def stage_label(self) -> str:
         """The current stage as words: "SEARCHING_WEB" reads "Searching web"."""
         return self.stage.replace("_", " ").capitalize()
+
+    @property
+    def suggested(self) -> list[tuple[str, list[int]]]:
+        """Each suggestion with the ids of the documents it is about (none: the whole collection)."""
+        return [(s, list(self.suggestion_documents.get(s, []))) for s in self.suggestions]
+
+    @property
+    def searched_collections(self) -> list[Collection]:
+        """Every collection the run searched: its own first, then the others asked across."""
+        return [self.collection, *self.extra_collections.order_by("name")]
 
     @property
     def asked_as(self) -> str:

@@ -13,8 +13,12 @@ from knowledge.models import Chunk, Collection
 
 
 class CollectionRetriever:
-    def __init__(self, collection: Collection, *, mode: str = "rrf", rerank: str | None = None) -> None:
+    """`document_ids`: search those documents of the collection only (None: all of them)."""
+
+    def __init__(self, collection: Collection, *, mode: str = "rrf", rerank: str | None = None,
+                 document_ids: list[int] | None = None) -> None:
         self.collection = collection
+        self.document_ids = document_ids
         self.mode = mode
         self.rerank = rerank
         # What the LLM reranker spent since take_usage last asked (searches run in threads).
@@ -47,7 +51,7 @@ class CollectionRetriever:
         from knowledge.indexing.search import index_search
 
         hits = index_search(collection=self.collection, query=query, k=k, mode=self.mode, rerank=self.rerank,
-                            llm_scorer=self._llm_scorer)
+                            llm_scorer=self._llm_scorer, document_ids=self.document_ids)
         return _sources(hits, query)
 
     def retrieve_sentences(self, query: str, *, k: int) -> list[Source]:
@@ -55,14 +59,16 @@ class CollectionRetriever:
         index_sentence_search): a chunk one sentence of which answers, among many that do not."""
         from knowledge.indexing.search import index_sentence_search
 
-        return _sources(index_sentence_search(collection=self.collection, query=query, k=k), query)
+        return _sources(index_sentence_search(collection=self.collection, query=query, k=k,
+                                              document_ids=self.document_ids), query)
 
     def retrieve_heads(self, query: str, *, k: int) -> list[Source]:
         """Each retriever's own k best chunks (BM25's, then the dense search's, alternating):
         a chunk one list ranks first and the other not at all sits near rank 30 after RRF."""
         from knowledge.indexing.search import index_search
 
-        lists = [_sources(index_search(collection=self.collection, query=query, k=k, mode=mode), query)
+        lists = [_sources(index_search(collection=self.collection, query=query, k=k, mode=mode,
+                                       document_ids=self.document_ids), query)
                  for mode in ("bm25", "dense")]
         return _alternate(lists)
 
@@ -113,6 +119,7 @@ def _alternate(lists: list[list[Source]]) -> list[Source]:
 def _sources(hits: list, query: str) -> list[Source]:
     """The hits as Sources, in their order (a chunk deleted meanwhile is left out)."""
     chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
+    names = {c.document_id: document_name(c.document) for c in chunks.values()}
     out = []
     for h in hits:
         c = chunks.get(h.chunk_id)
@@ -120,10 +127,28 @@ def _sources(hits: list, query: str) -> list[Source]:
             continue
         out.append(Source(
             chunk_id=c.pk, document_id=c.document_id, document_title=c.document.title,
-            file_name=c.document.original_name, page=c.page_start, page_end=c.page_end,
+            file_name=c.document.original_name, document_name=names[c.document_id], page=c.page_start, page_end=c.page_end,
             section=c.section_title, text=c.text, score=float(h.score), query=query,
         ))
     return out
+
+
+# The opening chunks (title, abstract, introduction) a paper's short name is read from.
+NAME_CHUNKS = 6
+_names: dict[tuple[int, str], str] = {}
+
+
+def document_name(document) -> str:
+    """The short name the document's text gives what it presents (agent.local.clarify.
+    short_name), read once per process and document version."""
+    from agent.local.clarify import short_name
+
+    key = (document.pk, document.sha256)
+    if key not in _names:
+        opening = Chunk.objects.filter(document=document, is_reference=False).order_by("ordinal")[:NAME_CHUNKS]
+        _names[key] = short_name(document.title or document.original_name,
+                                 "\n".join(opening.values_list("text", flat=True)))
+    return _names[key]
 
 
 class MultiCollectionRetriever:
@@ -134,8 +159,11 @@ class MultiCollectionRetriever:
     collection only, so ties between collections are broken by the collection's own score.
     """
 
-    def __init__(self, collections: list[Collection], *, mode: str = "rrf", rerank: str | None = None) -> None:
-        self.parts = [CollectionRetriever(c, mode=mode, rerank=rerank) for c in collections]
+    def __init__(self, collections: list[Collection], *, mode: str = "rrf", rerank: str | None = None,
+                 document_ids: list[int] | None = None) -> None:
+        # A collection none of `document_ids` is in finds nothing (an empty allow-list).
+        self.parts = [CollectionRetriever(c, mode=mode, rerank=rerank, document_ids=document_ids)
+                      for c in collections]
 
     def take_usage(self) -> Usage:
         total = Usage()

@@ -56,14 +56,16 @@ def _enqueue(run_id: int) -> None:
 def run_create(*, collection: Collection, user, question: str, config_name: str | None = None,
                benchmark_run=None, benchmark_question=None, enqueue: bool = True,
                extra_collections: Sequence[Collection] = (), thread: Thread | None = None,
-               web_allowed: bool = False) -> Run:
+               web_allowed: bool = False, documents: Sequence[int] = ()) -> Run:
     """Validate the question and configuration, save a QUEUED Run and queue it after commit.
 
     enqueue=False leaves it queued for the caller to execute in-process (run_execute).
     `extra_collections` are searched too (the caller checked that the user may read them);
     `thread` makes the run a follow-up, rewritten into a standalone question by the worker.
     `web_allowed` (the asker's "may search the web") is kept only where a web search
-    provider is configured.
+    provider is configured. `documents` (ids) limits the run to those documents of its
+    collections (a rephrasing picked after CLARIFY asks its paper only); one that is not in
+    them is a ValidationError.
     """
     from agent.configs import config_hash, config_record, get_config
     from agent.web.search import web_search_available
@@ -85,15 +87,32 @@ def run_create(*, collection: Collection, user, question: str, config_name: str 
     # A run from `manage.py ask` has no user; everything else must be valid.
     run.full_clean(exclude=["user"] if user is None else None)
     extra = [c for c in dict.fromkeys(extra_collections) if c.pk != collection.pk]
+    scope = _scope_documents(documents, [collection, *extra])
     with transaction.atomic():
         run.save()
         if extra:
             run.extra_collections.set(extra)
+        if scope:
+            run.documents.set(scope)
         if thread is not None:
             Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now())
         if enqueue:
             _enqueue(run.pk)
     return run
+
+
+def _scope_documents(ids: Sequence[int], collections: Sequence[Collection]) -> list:
+    """The documents a run is limited to, or ValidationError naming an id that is not one of
+    the collections' (a stranger's document is as unknown as a missing one)."""
+    from knowledge.models import Document
+
+    wanted = list(dict.fromkeys(int(i) for i in ids))
+    found = list(Document.objects.filter(pk__in=wanted, collection__in=collections))
+    missing = sorted(set(wanted) - {d.pk for d in found})
+    if missing:
+        raise ValidationError(f"No such document in the collections asked: {', '.join(map(str, missing))}.",
+                              code="unknown_document")
+    return found
 
 
 THREAD_TITLE_CHARS = 300
@@ -114,7 +133,8 @@ def follow_up_create(*, run: Run, user, question: str) -> Run:
                                        title=run.question[:THREAD_TITLE_CHARS])
         Run.objects.filter(pk=run.pk).update(thread=thread)
     return run_create(collection=run.collection, user=user, question=question, config_name=run.config_name,
-                      extra_collections=list(run.extra_collections.all()), thread=thread)
+                      extra_collections=list(run.extra_collections.all()), thread=thread,
+                      documents=list(run.documents.values_list("pk", flat=True)))
 
 
 def _thread_history(run: Run) -> list:
@@ -234,9 +254,12 @@ def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None, web_e
         Run.objects.filter(pk=run.pk).update(search_question=run.search_question, updated_at=timezone.now())
     collections = [run.collection, *run.extra_collections.order_by("pk")]
     if retriever is None:
-        inner = (MultiCollectionRetriever(collections, mode=config.retrieval_mode, rerank=config.rerank)
+        scope = sorted(run.documents.values_list("pk", flat=True)) or None
+        inner = (MultiCollectionRetriever(collections, mode=config.retrieval_mode, rerank=config.rerank,
+                                          document_ids=scope)
                  if len(collections) > 1 else
-                 CollectionRetriever(run.collection, mode=config.retrieval_mode, rerank=config.rerank))
+                 CollectionRetriever(run.collection, mode=config.retrieval_mode, rerank=config.rerank,
+                                     document_ids=scope))
         retrieval_usage = inner.take_usage
         concurrent = inner.thread_safe
         retriever = ThreadRetriever(inner) if concurrent else inner
@@ -317,6 +340,7 @@ def _save_result(run: Run, result, latency_ms: int, fetched: dict | None = None)
     jobs.finish(
         RUN_JOB, run.pk, outcome=answer.outcome.value, verdict=result.verdict,
         answer=answer.text, missing_evidence=answer.missing_note, suggestions=answer.suggestions,
+        suggestion_documents=answer.suggestion_documents,
         retries=result.retries,
         llm_calls=usage.calls, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
         cost_usd=Decimal(str(round(usage.cost_usd, 6))), latency_ms=latency_ms,

@@ -48,6 +48,9 @@ class Source(BaseModel):
     document_id: int | None = None
     document_title: str = ""
     file_name: str = ""  # the uploaded file name (benchmarks match on its stem)
+    # The short name the paper's text gives what it presents ("E5"), when its title has none
+    # (agent.local.clarify.short_name); how a rephrasing names the paper.
+    document_name: str = ""
     page: int = 1  # first page of the chunk, 1-based
     page_end: int = 1
     section: str = ""
@@ -173,6 +176,8 @@ class AuditResult(BaseModel):
     # With CLARIFY: the question asked of each paper whose evidence answers it differently
     # ("What learning rate did the authors of X use?"), best first (agent.local.clarify).
     suggestions: list[str] = Field(default_factory=list)
+    # The ids of the documents each suggestion is about: asking it is limited to them.
+    suggestion_documents: dict[str, list[int]] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
 
 
@@ -228,6 +233,7 @@ class Draft(BaseModel):
     missing_note: str = ""
     # Concrete rephrasings the user can pick (CLARIFY, and requests the backend cannot do).
     suggestions: list[str] = Field(default_factory=list)
+    suggestion_documents: dict[str, list[int]] = Field(default_factory=dict)  # as AuditResult's
     # What the generator changed before verification (e.g. a model's sentence replaced by the
     # sentence it cites), listed with the verifier's own notes on the verify step.
     notes: list[str] = Field(default_factory=list)
@@ -267,6 +273,7 @@ class Answer(BaseModel):
     citations: list[CitationRef] = Field(default_factory=list)
     missing_note: str = ""
     suggestions: list[str] = Field(default_factory=list)
+    suggestion_documents: dict[str, list[int]] = Field(default_factory=dict)  # as AuditResult's
     dropped: list[str] = Field(default_factory=list)  # why each removed sentence/marker went
 
     @property

@@ -50,8 +50,17 @@ def ask_context(*, collection=None, collections=None, question: str = "", config
     }
 
 
+def _scope(request: HttpRequest) -> list[int]:
+    """The document ids a form limits the question to (`document`, repeated; a rephrasing
+    picked after CLARIFY carries its paper's); anything but a number is a ValidationError."""
+    try:
+        return [int(v) for v in request.POST.getlist("document") if v]
+    except ValueError:
+        raise ValidationError("A document to ask must be given by its id.", code="invalid_document") from None
+
+
 def _create_run(request: HttpRequest, collection, question: str, config_name: str, extra=(), thread=None,
-                *, web_allowed: bool = False) -> Run:
+                *, web_allowed: bool = False, documents=None) -> Run:
     from agent.services import run_create, web_preference_set
     from agent.web.search import web_search_available
 
@@ -59,7 +68,8 @@ def _create_run(request: HttpRequest, collection, question: str, config_name: st
         web_allowed = request.POST.get("may_search_web") == "on"
         web_preference_set(user=request.user, may_search_web=web_allowed)
     return run_create(collection=collection, user=request.user, question=question, config_name=config_name,
-                      extra_collections=extra, thread=thread, web_allowed=web_allowed)
+                      extra_collections=extra, thread=thread, web_allowed=web_allowed,
+                      documents=_scope(request) if documents is None else documents)
 
 
 @login_required
@@ -136,6 +146,7 @@ def _fragment_context(run: Run) -> dict:
         "overdue": _overdue_context(run),
         "config_label": config_label(run.config_name, settings.DEFAULT_RUN_CONFIG),
         "searched_collections": [run.collection, *run.extra_collections.order_by("name")],
+        "scope_documents": list(run.documents.order_by("title")),
         "model": model_label(run.config),
         "queue_place": _queue_place(run),
     }
@@ -239,7 +250,7 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
         # A retried follow-up stays in its thread and is rewritten again.
         new_run = _create_run(request, run.collection, run.question, run.config_name,
                               extra=list(run.extra_collections.all()), thread=run.thread,
-                              web_allowed=run.web_allowed)
+                              web_allowed=run.web_allowed, documents=list(run.documents.values_list("pk", flat=True)))
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect("agent:run_detail", pk=run.pk)

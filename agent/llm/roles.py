@@ -309,7 +309,8 @@ class LLMGenerator:
         if audit is not None and outcome == Outcome.CLARIFY:
             from agent.local.generator import clarify_draft
 
-            return clarify_draft(question, sources, whole_document=False, suggested=audit.suggestions)
+            return clarify_draft(question, sources, whole_document=False, suggested=audit.suggestions,
+                                 documents=audit.suggestion_documents)
         usage = Usage()
         memo = self.memo.take(question, sources) if self.memo is not None and audit is not None else None
         if memo is not None and _OUTCOME_OF_VERDICT[memo[0]] == outcome and memo[1]:

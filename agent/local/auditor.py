@@ -334,11 +334,11 @@ class LocalAuditor:
         # one (a premise the evidence corrects is said first).
         asks = (clarify_from_evidence(question, answering, p.clarify,
                                       relevant=relevant if verdict == Verdict.INSUFFICIENT_REFUSE else None)
-                if len(facts) == 1 and not premise.contradicted else [])
+                if len(facts) == 1 and not premise.contradicted else {})
         if asks:
             return AuditResult(facts=audits, premise=premise, verdict=Verdict.CLARIFY, missing=[question],
                                reason="the question does not say which paper it means, and several papers speak to it",
-                               suggestions=asks)
+                               suggestions=list(asks), suggestion_documents=asks)
         return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
                            reason=reason)
 

@@ -85,10 +85,47 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
+# A name as papers write their system's: a capital or digit past its first letter ("E5",
+# "MIRAGE", "In-Context RALM", "monoT5"), one or two such words.
+_NAME_WORD = r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*"
+_NAME = rf"{_NAME_WORD}(?:\s+{_NAME_WORD})?"
+# Where a paper gives its system a name: "This paper presents E5", "we dub In-Context RALM",
+# "we propose the Medical ... Evaluation (MIRAGE)".
+_NAMING = re.compile(
+    rf"\b(?:presents?|propos(?:es?|ed)|introduc(?:es?|ed)|dub(?:bed)?|call(?:ed)?|named|termed)\s+"
+    rf"(?:(?:the|a|an)\s+[^.()]{{0,120}}?\((?P<acronym>[A-Z][A-Za-z0-9-]+)\)|(?P<name>{_NAME})\b(?![-\w]))")
+# It is the name the text uses when the text says it this many times.
+NAME_MIN_MENTIONS = 3
+
+
+def _name_like(word: str) -> bool:
+    return any(ch.isupper() or ch.isdigit() for ch in word[1:])
+
+
+def short_name(title: str, text: str) -> str:
+    """The short name a paper's text gives what it presents ("E5" of "This paper presents E5,
+    a family of ...", "In-Context RALM" of "... we dub In-Context RALM"), found in `text` (its
+    opening: title, abstract, introduction) and said there at least NAME_MIN_MENTIONS times;
+    else "". A title that starts with a short name ("Sentence-BERT: ...") needs none."""
+    head, colon, _ = title.partition(":")
+    if colon and 0 < len(head.split()) <= 3:
+        return ""
+    for m in _NAMING.finditer(text):
+        words = (m.group("name") or m.group("acronym") or "").split()
+        # The name's words, as long as they look like one ("E5" of "E5 1", not "a family").
+        name = " ".join(words[: next((i for i, w in enumerate(words) if not _name_like(w)), len(words))])
+        if name and len(re.findall(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)) >= NAME_MIN_MENTIONS:
+            return name
+    return ""
+
+
 def paper_name(source: Source) -> str:
-    """How a rephrasing names a paper: the short name a title starts with ("Sentence-BERT"
-    of "Sentence-BERT: Sentence Embeddings ..."), else the quoted title, without an arXiv
-    id a file-name title starts with."""
+    """How a rephrasing names a paper: the short name its text uses (Source.document_name,
+    `short_name`), else the short name a title starts with ("Sentence-BERT" of
+    "Sentence-BERT: Sentence Embeddings ..."), else the quoted title, without an arXiv id a
+    file-name title starts with."""
+    if source.document_name:
+        return source.document_name
     title = _ARXIV_ID.sub("", (source.document_title or source.file_name).strip()).strip()
     title = re.sub(r"\.(?:pdf|md|txt|html?)$", "", title, flags=re.IGNORECASE)
     head, colon, _ = title.partition(":")
@@ -149,29 +186,34 @@ def rephrase(question: str, referent: str, name: str) -> str:
     return out[:1].upper() + out[1:]
 
 
-def rephrasings(question: str, papers: list[Source], params: ClarifyParams | None = None) -> list[str]:
+def rephrasings(question: str, papers: list[Source], params: ClarifyParams | None = None) -> dict[str, list[int]]:
+    """Each paper's rephrasing, best first, with the document ids it is to be asked of: asked
+    of the whole collection, a rephrasing can still be read against another paper that names
+    this one ("For BERT, we used ..." in a paper about T5), so the UI and the API ask it of its
+    paper only."""
     p = params or ClarifyParams()
     referent = unresolved_referent(question)
-    out: list[str] = []
+    out: dict[str, list[int]] = {}
     for source in papers:
         q = rephrase(question, referent, paper_name(source))
-        if q not in out:
-            out.append(q)
-    return out[: p.limit]
+        if q not in out and len(out) < p.limit:
+            out[q] = [source.document_id] if source.document_id is not None else []
+    return out
 
 
 def clarify_from_evidence(question: str, ranked: list[tuple[float, Source, str]],
                           params: ClarifyParams | None = None, *,
-                          relevant: list[tuple[float, Source, str]] | None = None) -> list[str]:
-    """The rephrasings to offer instead of an answer (see the module docstring), or [] when
+                          relevant: list[tuple[float, Source, str]] | None = None) -> dict[str, list[int]]:
+    """The rephrasings to offer instead of an answer, each with the ids of the documents it is
+    about (see the module docstring and `rephrasings`), or {} when
     the question is to be answered: it names what it is about, has no unresolved referent, or
     its answering candidates come from one paper or say the same thing. `ranked`: the need's
     answering candidates, best first, as (P(answers), source, quote); `relevant`, given when
     nothing answers it: its most relevant sentences, as (support, source, quote)."""
     p = params or ClarifyParams()
     if not unresolved_referent(question):
-        return []
+        return {}
     papers = answering_papers(ranked, p)
     if len(papers) < 2 and relevant:
         papers = answering_papers(relevant, p, ratio=p.relevant_ratio)
-    return rephrasings(question, papers, p) if len(papers) >= 2 else []
+    return rephrasings(question, papers, p) if len(papers) >= 2 else {}

@@ -83,7 +83,7 @@ class ExtractiveGenerator:
             return self._baseline(question, sources)
         if audit.verdict == Verdict.CLARIFY:
             return clarify_draft(question, sources, whole_document="summar" in audit.reason,
-                                 suggested=audit.suggestions)
+                                 suggested=audit.suggestions, documents=audit.suggestion_documents)
         if audit.verdict == Verdict.FALSE_PREMISE and audit.premise.chunk_id in marker:
             p = audit.premise
             return Draft(outcome=Outcome.FALSE_PREMISE, sentences=[
@@ -377,14 +377,16 @@ WHOLE_DOCUMENT_NOTE = ("Not possible with the offline backend: summarising or co
 
 
 def clarify_draft(question: str, sources: list[Source], *, whole_document: bool,
-                  suggested: list[str] | None = None) -> Draft:
+                  suggested: list[str] | None = None, documents: dict[str, list[int]] | None = None) -> Draft:
     """A request to clarify; `suggested`: the auditor's rephrasings naming the papers that
-    answer the question differently (agent.local.clarify), else ones built from the sources."""
+    answer the question differently (agent.local.clarify), else ones built from the sources;
+    `documents`: the ids of the documents each is about."""
     note = ""
     if suggested:
         text = ("The question does not say which paper it is about, and several papers in this collection speak "
                 "to it. Which one do you mean?")
-        return Draft(outcome=Outcome.CLARIFY, sentences=[DraftSentence(text=text)], suggestions=list(suggested))
+        return Draft(outcome=Outcome.CLARIFY, sentences=[DraftSentence(text=text)], suggestions=list(suggested),
+                     suggestion_documents=dict(documents or {}))
     if whole_document:
         text = ("This offline backend answers by quoting single sentences it can cite, so it cannot summarise "
                 "or compare whole papers. Ask about one result, method or number instead, for example one of "

@@ -99,7 +99,8 @@ class CitationVerifier:
                 cited = {id(s): s for _, s, _, _ in verified}.values()
                 result = support(
                     sentence.text, [q for _, _, q, _ in verified],
-                    context=" ".join(f"{s.document_title} {s.section}" for s in cited),
+                    # A paper's short name (E5) is as much its context as its title.
+                    context=" ".join(f"{s.document_title} {s.document_name} {s.section}" for s in cited),
                     question=question, chunk=" ".join(s.text for s in cited),
                     allow_question_numbers=draft.outcome == Outcome.FALSE_PREMISE,
                     embed=self._embed, support_min=self.support_min,
@@ -142,5 +143,6 @@ class CitationVerifier:
             citations = []
         return Answer(
             outcome=outcome, sentences=kept, citations=citations,
-            missing_note=draft.missing_note, suggestions=draft.suggestions, dropped=dropped,
+            missing_note=draft.missing_note, suggestions=draft.suggestions,
+            suggestion_documents=draft.suggestion_documents, dropped=dropped,
         )

@@ -54,10 +54,11 @@ def test_a_vague_question_asks_which_result_is_meant(indexed, alice, client):
     client.force_login(alice)
     page = client.get(reverse("agent:run_detail", args=[run.pk])).content.decode()
     assert "Which one do you mean?" in page
-    ask_url = reverse("agent:collection_ask", args=[indexed.slug])
+    ask_url = reverse("agent:ask")
     assert page.count(f'action="{ask_url}"') >= len(run.suggestions)
-    # Clicking a rephrasing asks it as a new run of the same configuration.
-    response = client.post(ask_url, {"question": run.suggestions[0], "config": run.config_name})
+    # Clicking a rephrasing asks it as a new run of the same configuration, in the same collection.
+    response = client.post(ask_url, {"question": run.suggestions[0], "config": run.config_name,
+                                     "collection": indexed.slug})
     new = Run.objects.exclude(pk=run.pk).get()
     assert response.status_code == 302 and new.question == run.suggestions[0] and new.config_name == run.config_name
 
@@ -141,3 +142,46 @@ def test_they_with_one_paper_in_scope_is_answered(collection, alice):
     _index(collection, RATES[1:2])
     run = _answer(collection, alice, "What learning rate did they use?")
     assert run.outcome == Outcome.ANSWER and "1e-5" in run.answer and not run.suggestions
+
+
+def test_a_rephrasing_is_asked_of_its_paper_only_through_the_api(collection, alice, bob):
+    from rest_framework.test import APIClient
+
+    from knowledge.models import Document
+
+    _index(collection, RATES)
+    quill = Document.objects.get(title__startswith="Quill")
+    lumen = Document.objects.get(title__startswith="Lumen")
+    run = _answer(collection, alice, "What learning rate did they use?")
+    assert run.suggestion_documents["What learning rate did the authors of Quill use?"] == [quill.pk]
+
+    api = APIClient()
+    api.force_authenticate(alice)
+    body = api.get(reverse("api:run_detail", kwargs={"pk": run.pk})).json()
+    suggested = {s["question"]: s["documents"] for s in body["suggested_questions"]}
+    assert suggested["What learning rate did the authors of Quill use?"] == [quill.pk]
+    assert body["documents"] == []
+    # Asked back as offered: limited to that paper, and answered from it.
+    created = api.post(reverse("api:run_list"), {"collection": collection.slug, "documents": [quill.pk],
+                                                  "question": "What learning rate did the authors of Quill use?"},
+                       format="json")
+    assert created.status_code == 202 and created.json()["documents"] == [quill.pk]
+    asked = Run.objects.get(pk=created.json()["id"])
+    tasks.answer_run(asked.pk)
+    asked.refresh_from_db()
+    assert asked.outcome == Outcome.ANSWER and "1e-5" in asked.answer
+    assert {c.chunk.document_id for c in asked.citations.all()} == {quill.pk}
+    # The scope holds whatever the question says: asked of Lumen, Quill's sentence is never read.
+    other = services.run_create(collection=collection, user=alice, enqueue=False, documents=[lumen.pk],
+                                question="What learning rate did the authors of Quill use?")
+    tasks.answer_run(other.pk)
+    other.refresh_from_db()
+    assert "1e-5" not in other.answer
+    assert all(c.chunk.document_id == lumen.pk for c in other.citations.all())
+    # A document of another collection is unknown here (400, not a hint that it exists).
+    from knowledge import services as knowledge_services
+
+    elsewhere = make_document(collection=knowledge_services.collection_create(name="Bob's", user=bob), title="Secret")
+    refused = api.post(reverse("api:run_list"), {"collection": collection.slug, "documents": [elsewhere.pk],
+                                                  "question": "What learning rate?"}, format="json")
+    assert refused.status_code == 400 and "No such document" in str(refused.json())

@@ -10,6 +10,7 @@ from agent.local.clarify import (
     clarify_from_evidence,
     paper_name,
     rephrase,
+    short_name,
     unresolved_referent,
 )
 from agent.types import Source
@@ -59,6 +60,32 @@ def test_a_paper_is_named_by_its_short_name_or_its_title():
     assert paper_name(LUMEN) == "Lumen"
     assert paper_name(HARROW_V1) == '"The Harrow Benchmark for Receipt Parsing"'
     assert paper_name(_source(5, "2101.00001v2 quill forms")) == '"quill forms"'
+    # The short name the paper's text gives what it presents comes first.
+    named = Source(chunk_id=600, document_id=6, document_title="Text Embeddings by Contrastive Pre-training",
+                   document_name="E5", text="")
+    assert paper_name(named) == "E5"
+
+
+ABSTRACT = ("This paper presents E5 1, a family of text embeddings. E5 can be used for retrieval. "
+            "For zero-shot settings, E5 is the first model that beats BM25.")
+
+
+@pytest.mark.parametrize(("title", "text", "name"), [
+    ("Text Embeddings by Contrastive Pre-training", ABSTRACT, "E5"),
+    ("In-Context Retrieval-Augmented Language Models",
+     "We dub In-Context RALM a simple method. In-Context RALM prepends documents. In-Context RALM helps.",
+     "In-Context RALM"),
+    ("Benchmarking Parsers for Medicine",
+     "We propose the Medical Parsing Evaluation (MIPE), a benchmark. MIPE has five sets. On MIPE, ...", "MIPE"),
+    # Said once only: not the name the text uses; a plain word is no name.
+    ("Text Embeddings by Contrastive Pre-training", "This paper presents E5, a family of embeddings.", ""),
+    ("Attention Is All You Need", "We propose a new simple network architecture, the Transformer. The Transformer "
+     "is fast. The Transformer wins.", ""),
+    # A title that starts with its short name needs none.
+    ("Lumen: Parsing Scanned Receipts", "We present Lumen2 here. Lumen2 is. Lumen2 does.", ""),
+])
+def test_a_short_name_is_the_name_the_text_gives_what_it_presents(title, text, name):
+    assert short_name(title, text) == name
 
 
 def test_papers_that_answer_differently_are_asked_about():
@@ -66,23 +93,25 @@ def test_papers_that_answer_differently_are_asked_about():
               (0.35, QUILL, "Quill trains a WordPiece tokenizer on 2M forms."),
               (0.10, HARROW_V1, "Harrow counts tokens per receipt.")]
     asks = clarify_from_evidence("Which tokenizer did they train?", ranked)
-    assert asks == ["Which tokenizer did the authors of Lumen train?", "Which tokenizer did the authors of Quill train?"]
+    # Each with the document it is to be asked of.
+    assert asks == {"Which tokenizer did the authors of Lumen train?": [1],
+                    "Which tokenizer did the authors of Quill train?": [2]}
 
 
 def test_one_paper_or_one_answer_is_answered():
     one = [(0.40, LUMEN, "Lumen uses a byte-level tokenizer with 512 merges."),
            (0.38, _source(1, LUMEN.document_title, 1), "The tokenizer of Lumen is byte-level.")]
-    assert clarify_from_evidence("Which tokenizer did they train?", one) == []
+    assert clarify_from_evidence("Which tokenizer did they train?", one) == {}
     # A much weaker second paper is no rival answer.
     weak = [*one, (0.1, QUILL, "Quill trains a WordPiece tokenizer on 2M forms.")]
-    assert clarify_from_evidence("Which tokenizer did they train?", weak) == []
+    assert clarify_from_evidence("Which tokenizer did they train?", weak) == {}
     # Two versions of one preprint saying the same thing are one paper.
     same = [(0.40, HARROW_V1, "Harrow trains a WordPiece tokenizer on 2M receipts."),
             (0.39, HARROW_V2, "Harrow trains a WordPiece tokenizer on 2M receipts.")]
     assert len(answering_papers(same)) == 1
-    assert clarify_from_evidence("Which tokenizer did they train?", same) == []
+    assert clarify_from_evidence("Which tokenizer did they train?", same) == {}
     # A question that names its paper is answered whatever the evidence.
-    assert clarify_from_evidence("Which tokenizer did Quill train?", answering_ranked()) == []
+    assert clarify_from_evidence("Which tokenizer did Quill train?", answering_ranked()) == {}
 
 
 def answering_ranked():
@@ -94,7 +123,8 @@ def test_with_no_answer_the_most_relevant_papers_are_asked_about():
                 (0.55, LUMEN, "Lumen struggles with faded thermal paper."),
                 (0.20, HARROW_V1, "Harrow has five splits.")]
     asks = clarify_from_evidence("What weakness do they report?", [], relevant=relevant)
-    assert asks == ["What weakness do the authors of Quill report?", "What weakness do the authors of Lumen report?"]
+    assert list(asks) == ["What weakness do the authors of Quill report?",
+                          "What weakness do the authors of Lumen report?"]
     # Without it (the question is answered, or one paper is in scope) nothing is asked back.
-    assert clarify_from_evidence("What weakness do they report?", []) == []
-    assert clarify_from_evidence("What weakness do they report?", [], relevant=relevant[:1]) == []
+    assert clarify_from_evidence("What weakness do they report?", []) == {}
+    assert clarify_from_evidence("What weakness do they report?", [], relevant=relevant[:1]) == {}
