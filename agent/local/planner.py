@@ -167,7 +167,7 @@ def _is_question(sentence: str) -> bool:
     """An asking sentence: a question, or a request ("Compare A with B.", "List the ..."),
     which asks as much as a question and claims nothing."""
     return (sentence.rstrip().endswith("?") or bool(re.match(rf"^{_WH}\b", sentence, re.IGNORECASE))
-            or bool(_IMPERATIVE.match(sentence.strip())))
+            or bool(_IMPERATIVE.match(sentence.strip())) or bool(_ASK_LEAD.match(sentence.strip())))
 
 
 def _topic(text: str, drop: str = "") -> str:
@@ -539,13 +539,96 @@ def _needs(asks: list[str], statements: list[str]) -> list[str]:
             if bare and n:
                 clause = _elided(bare.group("wh"), clauses[n - 1])
             if n and RESOLVE_NEEDS:
-                clause = _resolved(clause, clauses[0], need=True)
+                clause = _resolved(_with_subject(clause, clauses[0]), clauses[0], need=True)
+            clause = _content_question(clause if n else _topic_resolved(clause))
             for part in _coordinated(clause):
-                # The first clause after a statement only resolves "it": the statement is a sub-query.
+                # The question a statement introduces is situated by it too ("X wants Y. Why not Z?").
                 needs.append(part if not said else _carry(part, said, lead.group("lead") if lead and n else "",
-                                                          situate=bool(n)))
+                                                          situate=bool(n) or bool(statements)))
             said = _clean(f"{said} {clause}")
     return list(dict.fromkeys(needs))[:3]
+
+
+# A lead-in that asks for the question after it ("Can you tell me what X caches", "I wonder
+# whether X ...", "Do you know how many N ..."): the question it introduces is the need.
+_ASK_LEAD = re.compile(
+    r"^(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:tell|show)\s+me|do\s+you\s+know|"
+    r"(?:does\s+)?any(?:one|body)\s+know|i\s+(?:am\s+)?wonder(?:ing)?|i'?m\s+(?:wondering|curious)|"
+    r"i(?:'d|\s+would)\s+like\s+to\s+know|i\s+want\s+to\s+know|tell\s+me)\s+"
+    r"(?P<content>(?P<wh>whether|if|what|which|who|whom|whose|when|where|why|how)\b.+)$", re.IGNORECASE)
+
+
+def _content_question(clause: str) -> str:
+    """The question a lead-in introduces: "Can you tell me which N X uses" -> "which N X uses?"
+    (an embedded question, read by its question word, not as a yes/no one about the asker's
+    listener); "I wonder whether X does Y" -> "Is it true that X does Y?"."""
+    m = _ASK_LEAD.match(_clean(clause).rstrip(".?"))
+    if not m:
+        return clause
+    if m.group("wh").lower() in ("whether", "if"):
+        return _confirmation(m.group("content").split(None, 1)[1])
+    return f"{m.group('content')}?"
+
+
+# A topic the question announces before it asks ("For the X of Y: what ..., and which ... it?",
+# "As for X, how ...?"); not a place ("In X, ...": "it" is rarely the place itself).
+_TOPIC = re.compile(rf"^(?:for|as\s+for|regarding|concerning|about|as\s+to)\s+(?P<np>(?:the|a|an|this|each)\s+"
+                    rf"[^,:?]+?)\s*[,:]\s+(?={_WH}\b)", re.IGNORECASE)
+# "What do the X authors mean by Z": a subject a determiner opens and a plural noun ends, the
+# verb after it and what that verb takes: the two things a later "they" and "it" can be.
+_SUBJECT_VERB = re.compile(
+    rf"^(?i:what|how|why|when|where|who)\b[^,?]*?\s(?i:{_AUX})\s+(?P<subj>(?i:the|these|those)\s+"
+    r"(?:[\w\-\.']+\s+){0,3}?[a-z][\w\-]*[^s\W']s)\s+(?P<after>[a-z][^,?]*)\??$")
+_VERB_OBJECT = re.compile(r"^(?!(?:of|in|on|for|with|from|at|by|to|and|or)\b)(?P<verb>[a-z][\w\-]*)\s*(?P<rest>.*)$")
+_OBJECT = re.compile(r"^(?:(?:by|to|on|with|for|from|about|as|of|in)\s+)?(?P<obj>(?:the\s+|an?\s+)?[\w\-]+(?:\s+[\w\-]+)?)$")
+_THEY = re.compile(r"\b(?:they|them|their)\b", re.IGNORECASE)
+
+
+def _plural(phrase: str) -> bool:
+    head = phrase.split()[-1].lower()
+    return head.endswith("s") and not head.endswith(("ss", "us", "is"))
+
+
+def _swapped(pronouns: re.Pattern, phrase: str, clause: str) -> str:
+    """The clause with each pronoun `pronouns` finds replaced by `phrase` ("its"/"their" by its possessive)."""
+    def swap(m: re.Match) -> str:
+        if m.group(0).lower() not in ("its", "their"):
+            return phrase
+        return f"{phrase}'" if _plural(phrase) else f"{phrase}'s"
+    return _clean(pronouns.sub(swap, clause))
+
+
+def _topic_resolved(clause: str) -> str:
+    """A clause that announces its topic, its pronouns replaced by that topic and the
+    announcement dropped ("For the X of Y: what is it built on" -> "what is the X of Y built
+    on"); as it was when no pronoun refers to the topic."""
+    m = _TOPIC.match(clause)
+    if not m:
+        return clause
+    np, body = _clean(m.group("np")), clause[m.end():]
+    pronouns = _THEY if _plural(np) else _IT
+    return _swapped(pronouns, np, body) if pronouns.search(body) else clause
+
+
+def _with_subject(clause: str, first: str) -> str:
+    """A later part's pronouns as the things the first part named, by number and role: the
+    topic it announces (_TOPIC) for "it" (singular) or "they" (plural); else, when the first
+    part asks no kind of thing ("which N ..."), "they" for its plural subject and "it" for what
+    its verb takes ("What do the X authors mean by Z, and why did they adopt it?" -> "why did
+    the X authors adopt Z?"). A part whose pronoun matches none is returned as it was."""
+    m = _TOPIC.match(first)
+    if m:
+        np = _clean(m.group("np"))
+        return _swapped(_THEY if _plural(np) else _IT, np, clause)
+    m = _SUBJECT_VERB.match(_clean(first))
+    if not m or asked_noun(first):
+        return clause
+    clause = _swapped(_THEY, m.group("subj"), clause)
+    verb = _VERB_OBJECT.match(m.group("after"))
+    obj = _OBJECT.match(verb.group("rest").strip()) if verb else None
+    if obj and not _plural(obj.group("obj")) and not _has_verb(obj.group("obj")):
+        clause = _swapped(_IT, obj.group("obj"), clause)
+    return clause
 
 
 def _confirmation(statement: str) -> str:
@@ -712,6 +795,6 @@ class RulePlanner:
             subs.append(q)
             for a in asks:
                 clauses = [_clean(c) for c in _CLAUSE_SPLIT.split(a) if _clean(c)]
-                subs.extend(_resolved(c, clauses[0]) for c in clauses[1:])
+                subs.extend(_resolved(_with_subject(c, clauses[0]), clauses[0]) for c in clauses[1:])
         subs = list(dict.fromkeys([*subs[:2], *_premise_query(premises), *subs[2:]]))[:3]
         return Plan(complexity=Complexity.MULTI_PART, facts=facts, sub_queries=subs, premises=premises)
