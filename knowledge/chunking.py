@@ -33,8 +33,7 @@ from knowledge.extract import CleanPage
 from knowledge.text import runs_on, sentence_spans
 
 PAGE_JOINER = "\n\n"
-# 4: the splitter cuts sentences glued behind a table row or a footnote mark (stop 27).
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "3"
 # all-MiniLM-L6-v2 reads 256 word pieces including [CLS] and [SEP]: 254 of text. A little
 # under it leaves room for tokenizer differences on the OpenAI side.
 DEFAULT_MAX_TOKENS = 250

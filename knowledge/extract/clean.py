@@ -9,11 +9,9 @@ Cleaning, in order (see `clean_pages`):
    control characters.
 2. Drop running headers and footers: a line among the first or last three of a page whose
    shape (digits folded) repeats on many pages; and bare page numbers there.
-3. Move footnote links ("3https://...") printed between the lines of a sentence to the end
-   of the page. Join words hyphenated across line breaks and page breaks ("repre-" +
-   "sentation"). The hyphen is kept only when the document itself spells the word with a
-   hyphen elsewhere and never without ("pre-trained"), so compound words survive, and in
-   hyphenated names ("XOR-" + "RETRIEVE", "GPT-" + "4").
+3. Join words hyphenated across line breaks ("repre-" + "sentation"). The hyphen is kept
+   only when the document itself spells the word with a hyphen elsewhere and never without
+   ("pre-trained"), so compound words survive.
 4. Rebuild paragraphs from lines (a short line ending a sentence closes a paragraph),
    headings on their own paragraph; paragraphs are separated by a blank line.
 5. Detect section headings ("3.1 Problem Formalization", "Abstract", "References").
@@ -21,7 +19,6 @@ Cleaning, in order (see `clean_pages`):
 
 from __future__ import annotations
 
-import itertools
 import re
 import statistics
 from collections import Counter
@@ -32,7 +29,7 @@ from knowledge.text import normalise
 from knowledge.text.sentences import NAMED_SECTIONS
 
 # Bump when cleaning or section detection changes: extracted text is cached per version.
-CLEANER_VERSION = "5"
+CLEANER_VERSION = "4"
 
 REFERENCE_TITLES = {"references", "bibliography", "literature cited", "works cited", "reference"}
 _NAMED_SECTIONS = NAMED_SECTIONS | REFERENCE_TITLES
@@ -42,19 +39,8 @@ _NUMBERED_HEADING = re.compile(
 _ROMAN_HEADING = re.compile(r"^(?P<num>(?:I|II|III|IV|V|VI|VII|VIII|IX|X))\.\s+(?P<title>[A-Z][A-Z \-:,&]{2,80})$")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?[-\u2013]?\s*\d{1,4}\s*[-\u2013]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
 _ARXIV_STAMP = re.compile(r"^arXiv:\d{4}\.\d{4,5}(?:v\d+)?\s+\[[\w.\-]+\]\s+\d{1,2}\s+\w{3}\s+\d{4}$")
-# A line that ends in a hyphen after a word or a number ("repre-", "GPT-3.5-").
-_HYPHEN_END = re.compile(r"\b([A-Za-z0-9]+)-$")
-# After a suspended hyphen ("short- and long-term", "20- or 30-document") the line break stays.
-# A footnote that is a link, on a line of its own: "3https://pubmed.ncbi.nlm.nih.gov/",
-# "2 http://anserini.io/".
-_FOOTNOTE_LINK = re.compile(r"^\s*\d{1,2}\s?(?:https?://|www\.)\S*(?:\s+\d{1,2}\s?(?:https?://|www\.)\S*)*\s*$")
-# The rest of a link wrapped onto the next line: one token with a slash, no sentence in it.
-_LINK_REST = re.compile(r"^\s*[\w.~%#?=&-]*/[\w./~%#?=&-]*\s*$")
-_SUSPENDED = frozenset(["and", "or", "to", "nor", "vs"])
-_CAPTION_LINE = re.compile(r"(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d")
-# The word after a line-end hyphen: a lower-case continuation, or a capitalised or numbered
-# part of a hyphenated name ("XOR-" + "RETRIEVE", "GPT-" + "4").
-_WORD_START = re.compile(r"^([a-z][A-Za-z]*|[A-Z][A-Za-z]*|\d+(?:\.\d+)?)")
+_HYPHEN_END = re.compile(r"([A-Za-z]+)-$")
+_WORD_START = re.compile(r"^([a-z][A-Za-z]*)")
 _TRAILING_FUNCTION_WORDS = {
     "a", "an", "the", "of", "to", "in", "on", "for", "with", "and", "or", "such", "that", "this", "is", "are",
     "by", "as", "at", "from", "be", "we", "our", "its", "their", "which",
@@ -166,66 +152,23 @@ def _strip_edges(lines: list[str], running: set[str], edge: int = 3) -> list[str
     return [ln for ln in keep if ln.strip()]
 
 
-def _vocabulary(pages: list[list[str]]) -> tuple[set[str], set[str], set[str]]:
-    """Words of the document, the first parts ("pre-", "self-") of hyphenated compounds
-    written on one line, and those compounds whole ("multihop-rag"), all lower-cased."""
+def _vocabulary(pages: list[list[str]]) -> tuple[set[str], set[str]]:
+    """Words of the document, and the first parts ("pre-", "self-") of hyphenated
+    compounds written on one line."""
     words: set[str] = set()
     compounds: set[str] = set()
-    hyphenated: set[str] = set()
     for lines in pages:
-        previous = ""
         for line in lines:
-            tokens = re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", line)
-            if _HYPHEN_END.search(previous.rstrip()):
-                # The second half of a word broken at the line end ("deed" of "in-" + "deed")
-                # is not a word the document writes.
-                tokens = tokens[1:]
-            previous = line
-            for token in tokens:
+            for token in re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", line):
                 low = token.lower()
                 if "-" in low:
                     compounds.add(low.split("-", 1)[0] + "-")
-                    hyphenated.add(low)
                 else:
                     words.add(low)
-    return words, compounds, hyphenated
+    return words, compounds
 
 
-@dataclass
-class _Vocabulary:
-    words: set[str]
-    compounds: set[str]
-    hyphenated: set[str]
-
-    def glue(self, left: str, right: str) -> str | None:
-        """What joins "left-" at a line end to "right" at the start of the next line: "" or "-",
-        or None when the line break stays: a suspended hyphen ("short-" + "and long-term").
-
-        A lower-case continuation ("repre-" + "sentation") is a word broken by the line: the
-        hyphen goes, unless the document writes the first part as a prefix elsewhere
-        ("pre-trained"), never writes the joined word, and writes the second part as a word or
-        the compound on one line ("pre-" + "train" stays "pre-train" beside "pre-trained";
-        "in-" + "deed" becomes "indeed"). A capital or a
-        digit after the break ("XOR-" + "RETRIEVE", "Retrieval-" + "Augmented", "GPT-" + "4")
-        is a hyphenated name, unless the document writes it joined elsewhere and never
-        hyphenated ("MI-" + "RAGE" is "MIRAGE", "Tensor-" + "Flow" is "TensorFlow").
-        """
-        joined = (left + right).lower()
-        if right.lower() in _SUSPENDED:
-            return None
-        if not (left[-1].isalpha() and right[:1].isalpha()) or not right[:1].islower():
-            # A number on either side ("GPT-" + "4", "30-" + "document") keeps its hyphen too.
-            joined_elsewhere = (joined in self.words and f"{left}-{right}".lower() not in self.hyphenated
-                                and left[-1].isalpha() and right[:1].isalpha())
-            return "" if joined_elsewhere else "-"
-        compound = f"{left}-{right}".lower()
-        if f"{left.lower()}-" not in self.compounds or joined in self.words:
-            return ""
-        known = right.lower() in self.words or any(h.startswith(compound) for h in self.hyphenated)
-        return "-" if known else ""
-
-
-def _dehyphenate(lines: list[str], vocabulary: _Vocabulary) -> list[str]:
+def _dehyphenate(lines: list[str], words: set[str], compounds: set[str]) -> list[str]:
     out: list[str] = []
     i = 0
     while i < len(lines):
@@ -237,9 +180,9 @@ def _dehyphenate(lines: list[str], vocabulary: _Vocabulary) -> list[str]:
             if not m or not w:
                 break
             left, right = m.group(1), w.group(1)
-            glue = vocabulary.glue(left, right)
-            if glue is None:
-                break
+            joined = (left + right).lower()
+            keep_hyphen = f"{left.lower()}-" in compounds and joined not in words
+            glue = "-" if keep_hyphen else ""
             line = line[: m.start()] + left + glue + right
             rest = nxt[len(right):]
             # The rest of the next line stays on this line, so the word is whole.
@@ -248,38 +191,6 @@ def _dehyphenate(lines: list[str], vocabulary: _Vocabulary) -> list[str]:
         out.append(line)
         i += 1
     return out
-
-
-def _join_page_breaks(pages: list[list[str]], vocabulary: _Vocabulary) -> None:
-    """A word hyphenated across a page break ("... a simple regres-" / "sion function ...")
-    is made whole on the page where it starts; the next page starts after it (in place). A
-    hyphenated name ("In-" / "Context RALM: ...") takes its whole line along."""
-    for before, after in itertools.pairwise(pages):
-        if not before or not after:
-            continue
-        m = _HYPHEN_END.search(before[-1].rstrip())
-        w = _WORD_START.match(after[0].lstrip())
-        glue = vocabulary.glue(m.group(1), w.group(1)) if m and w else None
-        if glue is None:
-            continue
-        left, right = m.group(1), w.group(1)
-        # The word's closing punctuation comes along ("mem-" / "ory. Other ..." ends "memory.").
-        right += re.match(r"[.,;:!?)\]\"'\u201d\u2019]*", after[0].lstrip()[len(right):]).group()
-        rest = after[0].lstrip()[len(right):].lstrip()
-        if not right[:1].islower():
-            if left[:1].islower() or _CAPTION_LINE.match(after[0].lstrip()):
-                # A lower-case word's hyphen before a capital is no name: the next page starts
-                # with a float ("autoregres-" / "Figure 1. Training ..."), and the word's rest
-                # comes after it.
-                continue
-            # A name ("In-" / "Context RALM: ..."): the next page's text would start with a
-            # capital, which no sentence runs on into, so the whole line comes along.
-            right, rest = after[0].lstrip(), ""
-        before[-1] = before[-1].rstrip()[: m.start()] + left + glue + right
-        if rest:
-            after[0] = rest
-        else:
-            del after[0]
 
 
 def _heading(line: str) -> tuple[str, int] | None:
@@ -366,42 +277,12 @@ def _paragraphs(lines: list[str], numbering: dict[str, int] | None = None) -> li
     return paragraphs
 
 
-def _footnote_lines(lines: list[str]) -> list[bool]:
-    """Which lines are footnote links, or the wrapped rest of one ("io/en/master/.")."""
-    flags: list[bool] = []
-    for line in lines:
-        wrapped = bool(flags) and flags[-1] and bool(_LINK_REST.match(line))
-        flags.append(bool(_FOOTNOTE_LINK.match(line)) or wrapped)
-    return flags
-
-
-_ENDS_SENTENCE = re.compile(r"(?<!\bal)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bcf)[a-z0-9)\]%][.!?][\"'\u201d\u2019)]?$")
-
-
-def _place_notes(lines: list[str], notes: list[str]) -> list[str]:
-    """Footnote links printed at the foot of a column sit between the lines of a sentence that
-    runs on into the next column: they get a paragraph of their own after the page's last
-    full sentence, so no sentence is cut by them (and one running on to the next page still
-    runs on)."""
-    if not notes:
-        return lines
-    ends = [i for i, line in enumerate(lines) if _ENDS_SENTENCE.search(line.rstrip())]
-    at = ends[-1] + 1 if ends else 0
-    return [*lines[:at], "", *notes, "", *lines[at:]]
-
-
 def clean_pages(raw_pages: Sequence[str]) -> list[CleanPage]:
     """Clean the raw text of each page (see the module docstring); page numbers are 1-based."""
     split = [normalise_unicode(text).split("\n") for text in raw_pages]
     running = _running_lines(split)
     stripped = [_strip_edges(lines, running) for lines in split]
-    vocabulary = _Vocabulary(*_vocabulary(stripped))
-    is_note = [_footnote_lines(lines) for lines in stripped]
-    notes = [[ln for ln, note in zip(lines, flags, strict=True) if note] for lines, flags in zip(stripped, is_note, strict=True)]
-    stripped = [[ln for ln, note in zip(lines, flags, strict=True) if not note]
-                for lines, flags in zip(stripped, is_note, strict=True)]
-    _join_page_breaks(stripped, vocabulary)
-    stripped = [_place_notes(lines, page_notes) for lines, page_notes in zip(stripped, notes, strict=True)]
+    words, compounds = _vocabulary(stripped)
     pages: list[CleanPage] = []
     in_references = False
     numbering: dict[str, int] = {}
@@ -409,7 +290,7 @@ def clean_pages(raw_pages: Sequence[str]) -> list[CleanPage]:
         parts: list[str] = []
         sections: list[SectionStart] = []
         offset = 0
-        for text, head in _paragraphs(_dehyphenate(lines, vocabulary), numbering):
+        for text, head in _paragraphs(_dehyphenate(lines, words, compounds), numbering):
             if head:
                 title, level = head
                 bare = re.sub(r"^[\dA-Z.IVX]+\s+", "", title).lower() if title[:1].isdigit() or " " in title else title.lower()

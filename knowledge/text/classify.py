@@ -33,17 +33,13 @@ SentenceKind = Literal[
 ]
 # Shorter than this, a "sentence" states nothing a reader can check ("See Figure 2.").
 MIN_CHARS = 20
-# A list mark or Markdown marker in front of a sentence ("- ", "## ", "> ", "2. ", "(c) ", "ii) ").
-_LEADING_MARK = re.compile(
-    r"^(?:[-*+\u2022\u25aa\u25e6\u25cf]|#{1,6}|>\s*|\d{1,2}[.)]|\(\d{1,2}\)|\(?(?:[a-h]|[ivx]{1,4})\))\s+(?=\S)")
+# A list mark or Markdown marker in front of a sentence ("- ", "## ", "> ", "2. ").
+_LEADING_MARK = re.compile(r"^(?:[-*+\u2022\u25aa\u25e6\u25cf]|#{1,6}|>\s*|\d{1,2}[.)])\s+")
 # A footnote run into the line it was printed under: its number glued to its first word or
 # link, right after a lower-case word ("... the sizes are still 1Note that, ...",
 # "... most com- 5https://www.ncbi...").
-# A footnote's link glued to its number is never the sentence's own text, wherever it sits
-# ("... (Remy et al., 2022; 3https://pubmed... 4https://www... Karpukhin et al., 2020)").
 _GLUED_FOOTNOTE = re.compile(
-    r"(?<=[a-z,-] )(?:\d{1,2}(?:https?:|www\.|[A-Z][a-z]+(?=[\s,.;:]))|[*\u2217\u2020\u2021]\s?[A-Z][a-z]+)"
-    r"|(?:^|(?<=\s))\d{1,2}(?:https?://|www\.)")
+    r"(?<=[a-z,-] )(?:\d{1,2}(?:https?:|www\.|[A-Z][a-z]+(?=[\s,.;:]))|[*\u2217\u2020\u2021]\s?[A-Z][a-z]+)")
 # The field label that opens a prompt, dialogue or dataset example printed in a figure or
 # table ("Question: ...", "Q: ...", "Passage 4: ...", "Input document: ..."), or a markup tag
 # of one ("<Paragraph> ..."). Inside a sentence a field label is usually prose describing a
@@ -53,22 +49,12 @@ _EXAMPLE_FIELD = re.compile(
     r"Title|User|Assistant|System|Type)\s?(?:\[?\d{1,2}\]?)?\s?:\s|<[A-Z][A-Za-z]*>", re.IGNORECASE)
 # A footnote's own text starts with its number glued to its first word ("5We used values of
 # ..."): the number is cut like a list mark.
-# (After a word of two lower-case letters or a closing bracket: "Appendix A.2" keeps its number.)
-_TRAILING_FOOTNOTE = re.compile(r"(?:(?<=[a-z]{2}[.!?])|(?<=[)\]\"\u201d][.!?]))\d{1,2}$")
 _FOOTNOTE_START = re.compile(r"\d{1,2}(?=[A-Z][a-z]+[\s,.;:])")
 # The publisher's block of a first page ("ACM ISBN 979-8-... https://doi.org/10.1145/...").
 _PUBLISHER = re.compile(r"\bISBN\b|\bdoi\.org/|\bDOI:\s?10\.")
 # A placeholder of a prompt template ("context: [context]", "{demonstration}").
 _PLACEHOLDER = re.compile(r"\[[a-z]{3,}(?: [a-z0-9]+)?\]|\{\{?[a-z]{3,}(?: [a-z0-9]+)?\}\}?")
-# A copyright line, or the publisher's permission notice of a first page ("Permission to make
-# digital or hard copies ... Abstracting with credit is permitted. To copy otherwise, ...").
-_COPYRIGHT = re.compile(
-    r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b|\bAbstracting with credit is permitted\b|"
-    r"\bPermission to make digital or hard copies\b|\bTo copy otherwise\b|\bRequest permissions from\b|"
-    r"\bPublication rights licensed to\b",
-    re.IGNORECASE)
-# One item of a notation legend: a symbol defined by words, at the start or after ";" or ",".
-_LEGEND_ITEM = re.compile(r"(?:^|[;,]\s*)[#$]?[A-Za-z]{1,3}\d?\s?=\s?[A-Za-z]")
+_COPYRIGHT = re.compile(r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b", re.IGNORECASE)
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:.]\s")
 _TRAILING_LABEL = re.compile(
     r"(?<!\bin)(?<!\bfrom)(?<!\bto)(?<!\bof)(?<!\bsee)(?<!\band)(?<!\bas)(?<!\bby)(?<!\bwith)(?<!\bon)"
@@ -77,10 +63,7 @@ _TRAILING_LABEL = re.compile(
 # A lead-in to a list, a formula or an example: it ends in a colon, or announces what follows
 # ("The main contributions of this work are as follows:", "We consider the following.").
 # It states nothing by itself: what it introduces is the statement.
-# The first list mark may come along when the splitter keeps it ("... conclusions: 1.").
-_LEAD_IN = re.compile(
-    r"(?::|\b(?:as follows|the following))\s*[.:]?[\"'\u201d\u2019)\]]*(?:\s+\(?(?:\d{1,2}|[a-h]|[ivx]{1,4})[.)])?$",
-    re.IGNORECASE)
+_LEAD_IN = re.compile(r"(?::|\b(?:as follows|the following))\s*[.:]?[\"'\u201d\u2019)\]]*$", re.IGNORECASE)
 _ELLIPSIS_END = re.compile(r"(?:\.\.\.|\u2026)[\"'\u201d\u2019)\]]*$")
 _QUESTION_END = re.compile(r"\?[\"'\u201d\u2019)\]]*$")
 
@@ -156,9 +139,6 @@ def sentence_kind(sentence: str) -> SentenceKind:
         return "heading"
     if _counting_run(tokens):
         return "line_numbers"
-    if len(_LEGEND_ITEM.findall(text)) >= 2:
-        # A table's or figure's notation legend ("#L = the number of layers; #H = hidden size").
-        return "table"
     if _tick_run(tokens) or _GLUED_LABEL.search(text):
         return "figure"
     if _EMAIL.search(text):
@@ -215,10 +195,8 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         return "question"
     if _EXAMPLE_FIELD.search(text) or _PLACEHOLDER.search(text):
         return "example"
-    if (is_instruction(text) or re.search(r"\b(?:you|your)\b", text, re.IGNORECASE)
-            or re.match(r"(?:(?:if|when)\b[^,]*,\s*)?please\b", text, re.IGNORECASE)):
-        # Papers print their prompts; a sentence addressed to "you" ("If ..., please ...") is one
-        # of them, not a finding.
+    if is_instruction(text) or re.search(r"\b(?:you|your)\b", text, re.IGNORECASE):
+        # Papers print their prompts; a sentence addressed to "you" is one of them, not a finding.
         return "instruction"
     if _TRAILING_LABEL.search(text):
         # Figure text ending in the label of its caption ("... Good quality Figure 1."): in prose
@@ -257,8 +235,7 @@ def is_answer_eligible(sentence: str) -> bool:
 
 def strip_marks(sentence: str) -> str:
     """The sentence without a leading list mark, footnote number ("5We used ..."), prompt
-    template or heading glued to its front, or a footnote mark glued after its full stop
-    ("... a wide margin.12") ("7 Conclusion In this work ..." and "Reranking When training ..." lose
+    template or heading glued to its front ("7 Conclusion In this work ..." and "Reranking When training ..." lose
     their headings);
     what is left is a verbatim slice of the sentence."""
     s = sentence.strip()
@@ -273,9 +250,7 @@ def strip_marks(sentence: str) -> str:
         if rest[:1].isupper() and len(rest.split()) >= 4:
             s = rest
     split = split_heading(s) or run_in_heading(s)
-    s = _LEADING_MARK.sub("", split[1].strip(), count=1) if split else s
-    # A footnote mark glued after the full stop ("... by a wide margin.12") is not the sentence's.
-    return _TRAILING_FOOTNOTE.sub("", s)
+    return split[1].strip() if split else s
 
 
 @lru_cache(maxsize=16384)

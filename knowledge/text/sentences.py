@@ -43,15 +43,6 @@ _OPENERS = {"since", "the", "we", "our", "this", "these", "here", "given", "alth
 _LIST_MARK = re.compile(
     r"^(?:\d{1,2}[.)]|\(\d{1,2}\)|[\u2022\u25cf\u25aa\u25e6]|\d{1,2}(?=\s+[A-Z][a-z]+,?\s+[a-z]))\s+")
 _BULLET = re.compile(r"(?<=\S)\s+(?=[\u2022\u25cf\u25aa\u25e6]\s)")
-# A sentence that extraction glued behind a table row or axis ticks: three cells in a row
-# (numbers, dashes, ticks), then a capitalised word and a lower-case one ("... 28.4 41.8 2.3
-# During training, we ...") or an opener and a name ("... 0.356 - - In Table 2, ..."). Prose puts a full stop before a new sentence.
-_CELL = r"(?:[-+~(]?\d[\d,]*(?:\.\d+)?(?:%|[kKMB])?\)?\*?|[-/\u2013\u2014\u2713\u2717\u00d7\u2714\u2718])"
-# A footnote mark printed after a full stop, glued to it, before the next sentence ("... total).13
-# Training of ..."): Punkt reads ".13" as part of a number. The mark stays with its sentence.
-# (After two lower-case letters or a closing bracket: "Appendix A.2 Details" is no footnote.)
-_FOOTNOTE_AFTER_STOP = re.compile(r"(?:(?<=[a-z]{2}[.!?])|(?<=[)\]\"\u201d][.!?]))\d{1,2}\s+(?=[A-Z][a-z])")
-_TABLE_THEN_SENTENCE = re.compile(rf"(?:(?<=\s)|^){_CELL}(?:\s+{_CELL}){{2,}}\s+(?=[A-Z][a-z]+,?\s+[a-z]|(?:In|The|For|We|Our|This|These)\s+[A-Z])")
 
 
 @lru_cache(maxsize=1)
@@ -69,15 +60,6 @@ def _is_title_word(token: str) -> bool:
     return core[0].isupper() or core[0].isdigit() or core.lower() in _TITLE_FUNCTION_WORDS
 
 
-# An appendix heading numbered by a letter alone ("C Randomizing Distractor Order ..."); only
-# for splitting a heading off its sentence, where title words and a sentence opener must follow.
-_APPENDIX_LETTER = re.compile(r"^[A-H]\s+(?=[A-Z][a-z]+\s+[A-Z])")
-
-
-def _heading_number(sentence: str) -> re.Match | None:
-    return _SECTION_NUMBER.match(sentence) or _APPENDIX_LETTER.match(sentence)
-
-
 def split_heading(sentence: str) -> tuple[str, str] | None:
     """(heading, rest) when the sentence starts with a section heading that extraction glued
     to it ("7 Conclusion In this work, ..." -> ("7 Conclusion", "In this work, ...")).
@@ -86,8 +68,7 @@ def split_heading(sentence: str) -> tuple[str, str] | None:
     words; the rest starts where a capitalised word is followed by a lower-case one, the
     shape of a sentence opening. None when there is no such split.
     """
-    number = _heading_number(sentence)
-    letter = bool(number) and not _SECTION_NUMBER.match(sentence)
+    number = _SECTION_NUMBER.match(sentence)
     tokens = sentence[number.end():].split() if number else sentence.split()
     if len(tokens) < 4:
         return None
@@ -109,16 +90,7 @@ def split_heading(sentence: str) -> tuple[str, str] | None:
         word, following = tokens[i], tokens[i + 1].lstrip("\"'\u201c\u2018([")
         if not word[:1].isupper():
             continue
-        # "Order in Multi-Document QA" is still a title: a small title word and a capitalised one.
-        after = tokens[i + 2] if i + 2 < len(tokens) else ""
-        title_goes_on = (following.lower() in _TITLE_FUNCTION_WORDS and after[:1].isupper()
-                         and word.lower() not in _SENTENCE_OPENERS)
-        opens = (word.replace("-", "").isalpha() and following[:1].islower() and not word.isupper()
-                 and not title_goes_on)
-        if letter and not (i >= 2 and title_like and word.lower() in _OPENERS):
-            # A letter alone may be an article ("A Toy Gate model is ..."): only a run of title
-            # words and a sentence opener make it an appendix heading.
-            continue
+        opens = word.replace("-", "").isalpha() and following[:1].islower() and not word.isupper()
         if (title_like and opens) or word.lower() in _OPENERS:
             return _cut(sentence, i, numbered=True)
     return None
@@ -127,7 +99,7 @@ def split_heading(sentence: str) -> tuple[str, str] | None:
 def _cut(sentence: str, words_in_heading: int, *, numbered: bool = False) -> tuple[str, str]:
     # Offsets by walking the words, so the two parts are exact slices of the sentence.
     matches = list(re.finditer(r"\S+", sentence))
-    index = words_in_heading + (len(_heading_number(sentence).group().split()) if numbered else 0)
+    index = words_in_heading + (len(_SECTION_NUMBER.match(sentence).group().split()) if numbered else 0)
     cut = matches[index].start()
     return sentence[:cut].rstrip(), sentence[cut:]
 
@@ -182,8 +154,6 @@ def _refine(text: str, start: int, end: int) -> list[tuple[int, int]]:
     cuts = [start]
     cuts += [start + m.end() for m in _CAPTION_START.finditer(text[start:end])]
     cuts += [start + m.end() for m in _BULLET.finditer(text[start:end])]
-    cuts += [start + m.end() for m in _TABLE_THEN_SENTENCE.finditer(text[start:end]) if m.end() < end - start]
-    cuts += [start + m.end() for m in _FOOTNOTE_AFTER_STOP.finditer(text[start:end])]
     cuts = sorted(set(cuts))
     out: list[tuple[int, int]] = []
     for a, b in zip(cuts, [*cuts[1:], end], strict=True):
@@ -225,9 +195,8 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
 
     The heading is one to six title words (capitalised, or small words inside the title);
     the rest starts with a word that opens sentences ("The", "We", "When", "Table", ...)
-    followed by a lower-case word or a number, or, after plain title words, an opener such as
-    "The", "Our", "In" followed by a name ("Domain Shift The MSMARCO dataset ..."). A title does
-    not start with such an opener, so "For MS MARCO we ..." stays whole. Used on sentences when they are quoted (the stored
+    followed by a lower-case word or a number. A title does not start with such an opener, so
+    "For MS MARCO we ..." stays whole. Used on sentences when they are quoted (the stored
     chunk text and its sentence boundaries do not change); numbered headings are split off by
     the splitter itself (`split_heading`).
     """
@@ -235,41 +204,6 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
     first = tokens[0].lower().strip(":") if tokens else ""
     if len(tokens) < 4 or first in _SENTENCE_OPENERS or first in {"see", "cf"} or not _TITLE_WORD.match(tokens[0]):
         return None
-    return _run_in_cut(sentence, tokens) or _run_in_cut_before_name(sentence, tokens)
-
-
-# Openers that start a sentence with a name after them ("The MSMARCO dataset ...", "For
-# WikiText-103 we ...", "Our InstructRetro ...", "In Section 3.1, we ...").
-_NAME_OPENERS = frozenset(["the", "our", "this", "these", "its", "their", "in", "for", "we"])
-_PLAIN_TITLE_WORD = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*:?")
-_POSSESSIVE_NAME = re.compile(r"[A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*['\u2019]s")
-_ITEM_MARK = re.compile(r"\(?(?:[a-h]|[ivx]{1,4}|\d{1,2})\)")
-
-
-def _run_in_cut_before_name(sentence: str, tokens: list[str]) -> tuple[str, str] | None:
-    """A run-in heading of plain title words before an opener and a name ("Domain Shift The
-    MSMARCO dataset is ...", "Impact Statement Our InstructRetro ..."). A heading of names or
-    acronyms ("CoLA The Corpus of ...", "MS MARCO: The Microsoft ...") is the subject of its
-    entry and stays."""
-    if not _PLAIN_TITLE_WORD.fullmatch(tokens[0]):
-        return None
-    for i in range(1, min(7, len(tokens) - 2)):
-        word, following = tokens[i], tokens[i + 1]
-        if word.lower() in _NAME_OPENERS and word[:1].isupper() and following[:1].isupper():
-            return _cut(sentence, i)
-        if i >= 2 and _POSSESSIVE_NAME.fullmatch(word) and following[:1].islower():
-            # "Model Architecture BERT's model architecture is ...": a name's possessive opens it.
-            return _cut(sentence, i)
-        if tokens[i - 1].endswith(":") and _ITEM_MARK.fullmatch(word):
-            # "Lexical Retrieval: (a) BM25 is ...": the label, then the first item of a list.
-            return _cut(sentence, i)
-        if not (_PLAIN_TITLE_WORD.fullmatch(word) or word in _TITLE_FUNCTION_WORDS):
-            return None
-    return None
-
-
-def _run_in_cut(sentence: str, tokens: list[str]) -> tuple[str, str] | None:
-    first = tokens[0].lower().strip(":")
     for i in range(1, min(7, len(tokens) - 2)):
         word, following = tokens[i], tokens[i + 1]
         if i == 1 and first in {"appendix", "section", "chapter"} and re.fullmatch(r"[A-Z0-9](?:\.\d{1,2})*[.:]?", word):
@@ -280,7 +214,7 @@ def _run_in_cut(sentence: str, tokens: list[str]) -> tuple[str, str] | None:
             return _cut(sentence, i)
         # A heading in sentence case ("Estimating faithfulness using LLMs The problem ...") has
         # lower-case words too, but no punctuation and no sentence opener before its end.
-        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*:?|\([A-Z][A-Za-z]*\)|[+&/]", word) or (
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*:?|\([A-Z][A-Za-z]*\)", word) or (
                 word[:1].isupper() and word.lower() in _SENTENCE_OPENERS):
             return None
     return None

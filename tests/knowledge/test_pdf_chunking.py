@@ -9,7 +9,6 @@ import pytest
 from knowledge.chunking import ChunkParams, chunk_pages, chunk_text_from_pages
 from knowledge.embeddings import count_tokens
 from knowledge.extract import CleanPage, SectionStart, clean_pages, extract_pdf, extract_text
-from knowledge.text import split_sentences
 from tests.conftest import paper
 
 
@@ -29,73 +28,6 @@ def test_it_joins_words_hyphenated_across_lines_but_keeps_real_compounds():
     ])
     assert "language representation model" in pages[0].text
     assert "We pre-train it" in pages[0].text
-
-
-def test_it_joins_hyphenated_names_broken_at_a_line_end_without_a_space():
-    (page,) = clean_pages([
-        "Results on the ZEBRA-\nSMALL split. The Sparse-\nDense model beats GPT-\n4, and the\nQUOKKA set helps: "
-        "QUO-\nKKA is new.",
-    ])
-    # A capital after the break is part of a hyphenated name, unless the document writes it joined.
-    assert "ZEBRA-SMALL split" in page.text
-    assert "Sparse-Dense model beats GPT-4," in page.text
-    assert "QUOKKA is new" in page.text
-    assert "- " not in page.text
-
-
-def test_it_joins_a_word_broken_by_a_prefix_it_does_not_start_with():
-    (page,) = clean_pages(["In-domain data is in-\ndeed scarce, so in-\ndomain tuning helps the domain."])
-    # "in-" is a prefix of this document ("In-domain"), but "deed" is no word of it.
-    assert "is indeed scarce" in page.text
-    assert "so in-domain tuning" in page.text
-
-
-def test_it_keeps_suspended_hyphens_and_hyphens_next_to_numbers():
-    (page,) = clean_pages([
-        "We rank short-\nand long-term lamps in 20-\nor 30-receipt batches with ToyNet-2.5-\nSmall and GPT-\n4 today.",
-    ])
-    assert "short- and long-term lamps in 20- or 30-receipt batches" in page.text
-    assert "ToyNet-2.5-Small and GPT-4 today" in page.text
-
-
-def test_a_hyphenated_name_broken_by_a_page_break_takes_its_line_along():
-    pages = clean_pages(["Some text.", "We study In-", "Lamp GATE: it counts receipts. The\nlamp glows.", "End."])
-    assert pages[1].text == "We study In-Lamp GATE: it counts receipts. The"
-    assert pages[2].text == "lamp glows."
-
-
-def test_footnote_links_between_the_lines_of_a_sentence_move_to_the_end_of_the_page():
-    (page,) = clean_pages([
-        "Many lamps have been tried (Roe et al., 2022;\n3https://toy.example.org/\n4 https://lamp.example.org/\n"
-        "Poe et al., 2020), and we pick two.\nThe end.",
-    ])
-    assert page.text == ("Many lamps have been tried (Roe et al., 2022; Poe et al., 2020), and we pick two. The end.\n\n"
-                         "3https://toy.example.org/ 4 https://lamp.example.org/")
-
-
-def test_the_wrapped_rest_of_a_footnote_link_moves_with_it():
-    (page,) = clean_pages(["Lamps glow. There are many observa-\n9https://toy.example.org/docs/lamp_\n"
-                           "guide/long_page.html\ntions of lamps in stores."])
-    assert page.text == ("Lamps glow. There are many observations of lamps in stores.\n\n"
-                         "9https://toy.example.org/docs/lamp_ guide/long_page.html")
-
-
-def test_footnote_links_do_not_cut_a_sentence_that_runs_on_to_the_next_page():
-    pages = clean_pages(["Lamps glow.\nWe then count the\n5https://toy.example.org/", "receipts in each store.", "End."])
-    assert pages[0].text == "Lamps glow.\n\n5https://toy.example.org/\n\nWe then count the"
-    assert "We then count the receipts in each store." in split_sentences("\n\n".join(p.text for p in pages))
-
-
-def test_it_joins_a_word_hyphenated_across_a_page_break():
-    pages = clean_pages(["The model uses a simple regres-", "sion head on top. It works.", "Third page."])
-    assert pages[0].text == "The model uses a simple regression"
-    assert pages[1].text == "head on top. It works."
-
-
-def test_a_word_broken_by_a_page_break_keeps_its_full_stop():
-    pages = clean_pages(["Some text.", "Lamps help long-term mem-", "ory. Receipts do not."])
-    assert pages[1].text == "Lamps help long-term memory."
-    assert pages[2].text == "Receipts do not."
 
 
 def test_it_drops_running_headers_and_page_numbers():
@@ -239,10 +171,3 @@ def test_a_text_file_with_a_nul_byte_anywhere_fails_with_a_reason():
     with pytest.raises(ExtractError) as caught:
         extract_text("plain words " * 2000 + "\x00 hidden binary", media_type="text/plain")
     assert caught.value.code == "binary" and "NUL" in caught.value.message
-
-
-def test_a_lower_case_word_broken_by_a_page_break_does_not_take_a_caption_along():
-    pages = clean_pages(["Some text.", "We scale the autoregres-", "Figure 2. The lamp pipeline.\nsive lamp models.", "End."])
-    # The caption that starts the next page is no part of a name: both pages stay as printed.
-    assert pages[1].text == "We scale the autoregres-"
-    assert pages[2].text.startswith("Figure 2. The lamp pipeline.")

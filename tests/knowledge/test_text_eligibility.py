@@ -29,18 +29,6 @@ from knowledge.text.classify import LAYOUT_THRESHOLD
          "The receipts come from two stores."),
         ("Scoring receipts with lamps The score counts lamps per receipt.", "Scoring receipts with lamps",
          "The score counts lamps per receipt."),
-        # Plain title words, then an opener followed by a name.
-        ("Store Shift The RECEIPTS-9 corpus is used for tuning the gate.", "Store Shift",
-         "The RECEIPTS-9 corpus is used for tuning the gate."),
-        ("Lamp Counts In Section 4, we count lamps per receipt.", "Lamp Counts", "In Section 4, we count lamps per receipt."),
-        ("Impact Statement Our ToyGate saves paper in small stores.", "Impact Statement",
-         "Our ToyGate saves paper in small stores."),
-        ("Results with Lamp Counts In Table 2, we count lamps per receipt.", "Results with Lamp Counts",
-         "In Table 2, we count lamps per receipt."),
-        ("BM25 + Gate We rerank the top ten receipts with the gate.", "BM25 + Gate",
-         "We rerank the top ten receipts with the gate."),
-        ("Store Layout TOY\u2019s lamp layout is a grid of ten rows.", "Store Layout",
-         "TOY\u2019s lamp layout is a grid of ten rows."),
     ],
 )
 def test_an_unnumbered_run_in_heading_is_cut_when_the_sentence_is_quoted(sentence, heading, rest):
@@ -55,9 +43,6 @@ def test_an_unnumbered_run_in_heading_is_cut_when_the_sentence_is_quoted(sentenc
         "Following Roe and Poe, the gate is learned.",
         "See Table 3 for the full results on receipts.",
         "The Toy Corpus is small but clean.",
-        # A glossary entry whose label is its subject: names and acronyms, not a heading.
-        "TRC The Toy Receipt Corpus is a set of forty receipts.",
-        "ToyQA: The Toy Question Answering set holds ninety questions.",
     ],
 )
 def test_ordinary_sentences_keep_their_first_words(sentence):
@@ -81,8 +66,6 @@ def test_ordinary_sentences_keep_their_first_words(sentence):
         ("The template fills {{receipt}} and {{total}} before it asks the parser.", "example"),
         ("Toy Press ISBN 978-0-00-000000-0 https://doi.org/10.0000/toy the parser reads receipts.", "front_matter"),
         ("The parser is not coupled with any \u2217 Equal contribution.", "footnote"),
-        ("Many parsers exist (Roe et al., 2022; 3https://toy.example.org/ Poe et al., 2020), and we pick two.", "footnote"),
-        ("The toy parser is at https://toy.example.org/ for all to use.", "prose"),
         ("If the receipt is blank, you should return the word none.", "instruction"),
         ("Summarize the receipt in one line without any numbers.", "instruction"),
         ("The store on Main Street sold forty lamps that spring...", "fragment"),
@@ -133,42 +116,3 @@ def test_quotable_is_the_agents_definition():
                 "Does the gate help when the receipts are long?"]:
         assert eligible(raw) == quotable(raw)
         assert clean_sentence(raw) == strip_marks(raw)
-
-
-@pytest.mark.parametrize(
-    "sentence, rest",
-    [
-        ("(c) ToyQuery [44] is a lamp expansion technique for receipts.",
-         "ToyQuery [44] is a lamp expansion technique for receipts."),
-        ("ii) The small lamps glow as brightly as the large ones.", "The small lamps glow as brightly as the large ones."),
-        ("(2) We count the lamps twice for every receipt.", "We count the lamps twice for every receipt."),
-    ],
-)
-def test_a_lettered_roman_or_parenthesised_list_mark_is_not_quoted(sentence, rest):
-    assert quotable(sentence) == rest
-
-
-def test_a_notation_legend_is_table_text_but_a_sentence_with_inline_symbols_is_prose():
-    assert sentence_kind("#L = the number of lamps; #R = receipt size; #G = number of gates.") == "table"
-    assert quotable("For each gate we use dk = dv = 64 lamps per receipt.")
-
-
-@pytest.mark.parametrize(
-    "sentence, kind",
-    [
-        ("From the counts, we draw the following conclusions: 1.", "fragment"),  # a lead-in with its first mark
-        ("Abstracting with credit is permitted.", "front_matter"),  # a publisher's permission notice
-        ("Permission to make digital or hard copies of part of this toy work is granted.", "front_matter"),
-        ("Publication rights licensed to the Toy Lamp Society.", "front_matter"),
-        ("If there is no lamp in the receipt, please leave the field blank.", "instruction"),
-    ],
-)
-def test_lead_ins_with_a_list_mark_permission_notices_and_requests_are_not_evidence(sentence, kind):
-    assert sentence_kind(sentence) == kind
-    assert not quotable(sentence)
-
-
-def test_a_label_before_the_first_item_of_a_list_is_cut_with_the_item_mark():
-    sentence = "Lamp Counting: (a) ToyCount [5] is a bag-of-lamps counting function."
-    assert run_in_heading(sentence) == ("Lamp Counting:", "(a) ToyCount [5] is a bag-of-lamps counting function.")
-    assert quotable(sentence) == "ToyCount [5] is a bag-of-lamps counting function."
