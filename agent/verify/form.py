@@ -12,9 +12,10 @@ claim (a model's claim may hold several sentences; `split_sentences`):
 - a sentence with letters of a script (Unicode character names: CJK, CYRILLIC, ...) found
   neither in the question nor in its quoted evidence is the model drifting off its language:
   the claim is dropped (Latin is the answer's language and always allowed);
-- a claim that repeats a run of REPEAT_WORDS words, or a sentence whose terms (content words
-  and numbers) are all in an earlier sentence of the answer, repeats itself: dropped (the
-  first is kept);
+- a claim that repeats a run of REPEAT_WORDS words (unless every sentence of it is a whole
+  sentence of its quotes: the document may say a run twice), or a sentence whose terms
+  (content words and numbers) are all in an earlier sentence of the answer, repeats itself:
+  dropped (the first is kept);
 - a sentence that only restates the question is removed from its claim (the claim is dropped
   when nothing else is left): its content terms are all the question's, it states no number
   or name the question does not, it negates nothing the question does not, and the question
@@ -183,6 +184,14 @@ def _copied_whole(flat: str, quotes: Sequence[str]) -> bool:
     return any(flat == normalise(q) or any(flat == normalise(s) for s in split_sentences(q)) for q in quotes)
 
 
+def _all_copied(text: str, quotes: Sequence[str]) -> bool:
+    """Every sentence of the claim is a whole sentence of its quotes: a run the document itself
+    says twice ("... important for evaluating the quality of retrieval, while ... important for
+    evaluating the quality of generation") is its wording, not the writer looping."""
+    sentences = [s for s in split_sentences(text) or [text] if _MARKER.sub("", s).strip()]
+    return bool(quotes and sentences) and all(_copied_whole(normalise(_TRAILING_MARKERS.sub("", s)), quotes) for s in sentences)
+
+
 def form_check(text: str, *, question: str, quotes: Sequence[str], earlier: Sequence[str],
                passages: str = "") -> tuple[str, str, list[str]]:
     """(the claim's text to keep, why the whole claim is dropped or "", notes on removed sentences).
@@ -194,7 +203,7 @@ def form_check(text: str, *, question: str, quotes: Sequence[str], earlier: Sequ
     seen = [_terms(s) for s in earlier]
     kept: list[str] = []
     notes: list[str] = []
-    if _repeats_a_run(text):
+    if _repeats_a_run(text) and not _all_copied(text, quotes):
         return "", "it repeats itself", notes
     for sentence in split_sentences(text) or [text]:
         if sentence.rstrip().endswith("?"):

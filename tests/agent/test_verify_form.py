@@ -132,3 +132,16 @@ def test_naming_the_asked_number_restates_a_how_many_question():
 
     assert restates("The number of GPUs Harrowgate used for pre-training [2]", question)
     assert not restates("Harrowgate used 64 GPUs for pre-training [2]", question)
+
+
+def test_a_document_sentence_that_says_a_run_twice_is_its_own_wording():
+    # Copied whole from its quote, the repeated run is the paper's parallel wording, not a loop.
+    quote = ("Recall metrics are important for judging the quality of the index, while precision metrics "
+             "are important for judging the quality of the index shards.")
+    kept, why, _ = form_check(quote, question="Which metrics matter for the index?", quotes=[quote],
+                              earlier=[])
+    assert why == "" and kept
+
+    # The same run written twice by a model, not copied, still repeats itself.
+    looped = "Recall is important for judging the quality of the index and important for judging the quality of the index."
+    assert form_check(looped, question="Which metrics matter?", quotes=[quote], earlier=[])[1] == "it repeats itself"
