@@ -7,6 +7,7 @@ the paper gives), each asked of the whole collection.
     ... --split test
     ... --questions bench/blind2/questions.jsonl --split calibration   # a blind set's questions
     ... --params '{"premise_false_min": 0.5}'   # AuditorParams fields to override
+    ... --premise-search off   # without the in-paper premise search (RunConfig.premise_search)
 
 Per question it prints the outcome, the presuppositions the planner extracted, and what the
 premise check saw in the final audit: the sentence it cited (or none), and for a false
@@ -79,6 +80,8 @@ def main() -> None:
                         help="bench/premise_questions.jsonl, or a blind set (bench/blind2/questions.jsonl)")
     parser.add_argument("--only", default="", help="comma-separated question ids")
     parser.add_argument("--params", default="", help='AuditorParams fields to override, as JSON')
+    parser.add_argument("--premise-search", default="", choices=("", "on", "off"),
+                        help="RunConfig.premise_search on or off (default: the configuration's)")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
     from devbench import _MemoRetriever as MemoRetriever
@@ -103,6 +106,8 @@ def main() -> None:
         auditor_module.check_premises = traced
 
     cfg = get_config(args.config)
+    if args.premise_search and hasattr(cfg, "premise_search"):
+        cfg = replace(cfg, premise_search=args.premise_search == "on")
     collection = Collection.objects.get(slug=args.collection)
     retriever = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
     overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(args.params or "{}").items()}

@@ -157,17 +157,20 @@ def index_search(*, collection: Collection, query: str, k: int = 5, mode: str = 
     return [h for h in hits if h.chunk_id in live]
 
 
-def index_sentence_search(*, collection: Collection, query: str, k: int = 5) -> list[SearchHit]:
+def index_sentence_search(*, collection: Collection, query: str, k: int = 5,
+                          document_ids: list[int] | None = None) -> list[SearchHit]:
     """The k chunks of the collection whose best answer-eligible sentence is closest to
     `query` (cosine of the stored sentence vectors, knowledge.retrieval.sentences), best
-    first; only chunks of READY documents."""
+    first; only chunks of READY documents (of `document_ids` only, when given)."""
     from knowledge.retrieval.sentences import top_sentence_chunks
 
     version = Collection.objects.filter(pk=collection.pk).values_list("index_version", flat=True).first()
     if not version or not query.strip() or k <= 0:
         return []
     searcher = _searcher(collection, version)
-    allowed = _allowed_mask(collection, searcher, None, None)
+    allowed = _allowed_mask(collection, searcher, document_ids, None)
+    if allowed is not None and not allowed.any():
+        return []
     vector = _query_vector(searcher.data.meta.get("embedding_model", ""), query)
     data = searcher.data
     hits = [SearchHit(chunk_id=int(data.chunk_ids[pos]), score=score, scores={"sentence": score},
