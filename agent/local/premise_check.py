@@ -22,7 +22,7 @@ import numpy as np
 
 from agent.local.candidates import Candidate, doc_key
 from agent.local.contradiction import alias, spell_digits, value_substitution
-from agent.local.contradiction.negation import denied_clause
+from agent.local.contradiction.negation import affirmed_stems, denied_clause, negated_stems
 from agent.local.contradiction.origin import credited_elsewhere
 from agent.local.contradiction.roles import swapped_role
 from agent.local.contradiction.sequence import swapped_step
@@ -332,16 +332,26 @@ def _asserts(premise: str, cand: Candidate, *, denial: bool = False) -> bool:
         return False
     # Nor does one that has the premise's names but not its relation: "World Cup 2022 was
     # the last with 32 teams" does not say that anyone won the 2022 World Cup. At least half
-    # of the premise's common words (not names, not numbers) must be there.
-    names = set(anchor_terms(premise))
+    # of the premise's common words (not names, not numbers) must be there. Its capitalised
+    # subject is a name too (checked above), never a relation word: "Mixtral's experts
+    # specialise by topic" is not asserted by "We introduce Mixtral 8x7B, a Sparse Mixture of
+    # Experts", which holds the subject and one word of three.
+    names = set(anchor_terms(premise)) | {_subject(premise)}
     relation = [t for t in content_terms(premise) if t not in names and not any(c.isdigit() for c in t)]
     if denial:
         # Its subject may still come from the title or the sentence before ("Osprey ..."),
         # and a hyphenated word counts once, not once more for each of its parts.
         parts = {p for t in relation if "-" in t for p in t.split("-")}
-        relation = [t for t in relation if t != _subject(premise) and t not in parts]
+        relation = [t for t in relation if t not in parts]
         return not relation or coverage(relation, cand.terms) >= 0.5
-    return not relation or coverage(relation, cand.terms | term_set(cand.context)) >= 0.5
+    # The relation words must be stated, not denied: a word the sentence only has inside a
+    # negation's scope is not lent by the sentence before either ("Surprisingly, we do not
+    # observe obvious patterns in the assignment of experts based on the topic." does not
+    # assert that experts specialise by topic).
+    said = affirmed_stems(cand.quote)
+    held = (said | term_set(cand.context)) - (negated_stems(cand.quote) - said) if negated_stems(cand.quote) else (
+        cand.terms | term_set(cand.context))
+    return not relation or coverage(relation, held) >= 0.5
 
 
 def _names_held(premise: str, cand: Candidate) -> bool:
