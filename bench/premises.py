@@ -131,7 +131,7 @@ def main() -> None:
                        "FALSE_PREMISE, other sentence" if outcome == "FALSE_PREMISE" else "missed")
         else:
             verdict = "false alarm" if outcome == "FALSE_PREMISE" else "ok"
-        tally.setdefault(f"{q['split']}:{'false' if false else 'true'}", Counter())[verdict] += 1
+        tally.setdefault(f"{q.get('split', 'all')}:{'false' if false else 'true'}", Counter())[verdict] += 1
         print(f"{q['question_id']} [{q['form']}] {outcome} -> {verdict}", flush=True)
         print(f"   premises: {result.plan.premises}")
         if check is not None and check.contradicted:
@@ -146,7 +146,7 @@ def main() -> None:
                 row["threshold"] = threshold
             stage = "no premise" if not result.plan.premises else where(trace, span)[0]
             row = where(trace, span)[1]
-            tally.setdefault(f"{q['split']}:missed at", Counter())[stage] += 1
+            tally.setdefault(f"{q.get('split', 'all')}:missed at", Counter())[stage] += 1
             print(f"   contradicting sentence: {stage}" + (f" {json.dumps({k: v for k, v in row.items() if k not in ('quote', 'threshold')})}" if row else ""))
         relevant = sorted((r for r in trace if r["role"] != "irrelevant"), key=lambda r: -r.get("relevance", 0.0))
         for r in relevant[:2]:
