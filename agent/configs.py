@@ -53,6 +53,11 @@ class RunConfig:
     # A head from a paper outside the fused top k joins only when it names at least this share
     # of the query's names (agent.loop.names_of; 0: never).
     head_names: float = 0.0
+    # With an auditor that reads a pool (the local one): for each presupposition of the plan,
+    # one more search for the sentence that states what it presupposes, without the value it
+    # gives, in the papers it names (agent.loop.AgentLoop._premise_search); the premise check
+    # reads its chunks, the choice of the answering sentences does not (docs/agent.md).
+    premise_search: bool = False
     # LLM backends: an audited ANSWER or PARTIAL stands only where the local auditor would not
     # refuse the question on the same evidence (agent.llm.drafts.local_refusal: "needs", no need
     # answered; "verdict", any refusal; "off"); else the run refuses. Measured on the calibration
@@ -83,6 +88,9 @@ NEIGHBOURS = 1
 # A head from a paper outside the fused top k joins when it names all of its query's names
 # (calibration halves, docs/benchmarks.md "Retrieval admission (stop 27)").
 HEAD_NAMES = 1.0
+# The search for what each presupposition states (RunConfig.premise_search; docs/benchmarks.md,
+# "In-paper premise search (stop 28)").
+PREMISE_SEARCH = True
 
 CONFIGS: dict[str, RunConfig] = {
     c.name: c
@@ -93,11 +101,12 @@ CONFIGS: dict[str, RunConfig] = {
         RunConfig("hybrid_rerank", retrieval_mode="rrf", rerank="sentence"),
         RunConfig("agentic_no_audit", plan=True),
         RunConfig("agentic_no_retry", plan=True, audit=True, sentence_pool=SENTENCE_POOL, heads=HEADS,
-                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES),
+                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES, premise_search=PREMISE_SEARCH),
         RunConfig("agentic", plan=True, audit=True, max_retries=2, sentence_pool=SENTENCE_POOL, heads=HEADS,
-                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES),
+                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES, premise_search=PREMISE_SEARCH),
         RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2,
-                  sentence_pool=SENTENCE_POOL, heads=HEADS, neighbours=NEIGHBOURS, head_names=HEAD_NAMES),
+                  sentence_pool=SENTENCE_POOL, heads=HEADS, neighbours=NEIGHBOURS, head_names=HEAD_NAMES,
+                  premise_search=PREMISE_SEARCH),
     )
 }
 # The one list of configuration names (the ask form, the API, benchmarks).

@@ -126,7 +126,7 @@ class AgentLoop:
             self.on_stage(stage)
 
     def _retrieve(self, queries: list[str], attempt: int, known: frozenset[int] = frozenset(),
-                  deep: bool = False) -> list[Source]:
+                  deep: bool = False, premises: list[str] | None = None) -> list[Source]:
         """Each query's top k, concurrently; merged round-robin so every query's best is near
         the top. With `known` (a retry), each query's k are the best chunks not already known,
         read from deeper: a reformulated query mostly finds the chunks the first pass had,
@@ -137,7 +137,8 @@ class AgentLoop:
         RunConfig.head_names), and the chunks next to each
         query's RunConfig.neighbours best join: those come after every top k, marked `pool`
         (the auditor may choose an answering sentence from them, the premise check does not
-        read them)."""
+        read them). With `premises` (RunConfig.premise_search), last, each presupposition's
+        own search (_premise_search)."""
         self._stage(Stage.RETRIEVING)
         started = time.perf_counter()
         cfg = self.config
@@ -195,9 +196,33 @@ class AgentLoop:
             for near in neighbours(tops):
                 add(near.query, near, True)
         per_query = {q: [SourceBrief.of(s) for s in [*hits, *extra]] for q, hits, extra in zip(queries, results, extras)}
+        for query, hits in self._premise_search(premises or [], merged):
+            per_query.setdefault(query, [SourceBrief.of(s) for s in hits])
+            for hit in hits:
+                if hit.chunk_id not in seen:
+                    seen.add(hit.chunk_id)
+                    merged.append(hit.model_copy(update={"query": query, "pool": True, "premise_search": True}))
         usage = self.retrieval_usage() if self.retrieval_usage else Usage()
         self._record(RetrieveStep(queries=list(queries), k=k, per_query=per_query), attempt, started, usage)
         return merged
+
+    def _premise_search(self, premises: list[str], found: list[Source]) -> list[tuple[str, list[Source]]]:
+        """For each presupposition, one search for the sentence that states what it
+        presupposes, without the value it gives, in the papers it names
+        (agent.local.premise_check.premise_search): the question's own searches run on its
+        topic, and the sentence that contradicts its premise ("The default configuration is
+        MEAN." against "Why is MAX pooling SBERT's default?") is often not among their top k."""
+        from agent.local.premise_check import premise_search
+
+        search = getattr(self.retriever, "retrieve_within", None)
+        if search is None:
+            return []
+        out = []
+        for premise in premises:
+            query, documents = premise_search(premise, found)
+            if query:
+                out.append((query, search(query, k=self.config.top_k, document_ids=documents)))
+        return out
 
     def run(self, question: str) -> LoopResult:
         cfg, roles = self.config, self.roles
@@ -214,7 +239,9 @@ class AgentLoop:
         # With an auditor that chooses sentences from a wider pool (the local one), each search
         # goes deeper (RunConfig.pool, RunConfig.sentence_pool); an LLM auditor would only
         # read a longer prompt.
-        sources = self._retrieve(queries, 0, deep=cfg.audit and getattr(roles.auditor, "reads_pool", False))
+        deep = cfg.audit and getattr(roles.auditor, "reads_pool", False)
+        sources = self._retrieve(queries, 0, deep=deep,
+                                 premises=plan.premises if deep and cfg.premise_search else None)
         audit: AuditResult | None = None
         retries = 0
         # 3-4. Audit, and retry with reformulated queries while the auditor asks for it.
@@ -250,9 +277,12 @@ class AgentLoop:
                 known = {s.chunk_id for s in sources if not s.pool}
                 found = self._retrieve(new, retries, known=frozenset(known))
                 again = {s.chunk_id for s in found}
-                sources = [s.model_copy(update={"pool": False}) if s.chunk_id in again else s for s in sources]
+                # A chunk only the premise search had joins as the retry's own, in the place
+                # it would have without that search.
+                sources = [s.model_copy(update={"pool": False}) if s.chunk_id in again else s
+                           for s in sources if not (s.premise_search and s.chunk_id in again)]
                 have = {s.chunk_id for s in sources}
-                sources = sources + [s for s in found if s.chunk_id not in have]
+                sources = _premise_last(sources + [s for s in found if s.chunk_id not in have])
         # 4b. Still short after the retries: the route may add web evidence (agent.web).
         if self.web is not None and audit is not None:
             sources, audit = self._route_web(question, plan, sources, audit, retries)
@@ -293,7 +323,7 @@ class AgentLoop:
         self._record(step, attempt, started)
         if not found:
             return sources, audit
-        sources = sources + found
+        sources = _premise_last(sources + found)
         self._stage(Stage.AUDITING)
         started = time.perf_counter()
         audit = self.roles.auditor.audit(question, plan, sources, can_retry=False)
@@ -302,6 +332,13 @@ class AgentLoop:
         self._record(AuditStep(sources=[s.chunk_id for s in sources], can_retry=False, **dict(audit)),
                      attempt, started, audit.usage)
         return sources, audit
+
+
+def _premise_last(sources: list[Source]) -> list[Source]:
+    """The chunks only the premise search found after all others: a chunk's place among the
+    sources is a feature of the answer's selection (agent.local.selection, chunk_rank), which
+    must not move for a chunk it never reads."""
+    return [s for s in sources if not s.premise_search] + [s for s in sources if s.premise_search]
 
 
 def _final_verdict(audit: AuditResult) -> Verdict:

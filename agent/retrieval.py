@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from functools import partial
 
 from django.db import close_old_connections, connection
 
@@ -52,6 +53,18 @@ class CollectionRetriever:
 
         hits = index_search(collection=self.collection, query=query, k=k, mode=self.mode, rerank=self.rerank,
                             llm_scorer=self._llm_scorer, document_ids=self.document_ids)
+        return _sources(hits, query)
+
+    def retrieve_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
+        """The k best chunks of the given documents only (all of the collection's when None),
+        never outside the run's own documents when the run is limited to some (Run.documents)."""
+        from knowledge.indexing.search import index_search
+
+        if self.document_ids is not None:
+            inside = [d for d in document_ids or () if d in self.document_ids]
+            document_ids = inside or list(self.document_ids)
+        hits = index_search(collection=self.collection, query=query, k=k, mode=self.mode,
+                            document_ids=document_ids)
         return _sources(hits, query)
 
     def retrieve_sentences(self, query: str, *, k: int) -> list[Source]:
@@ -176,15 +189,11 @@ class MultiCollectionRetriever:
         return all(part.thread_safe for part in self.parts)
 
     def retrieve(self, query: str, *, k: int) -> list[Source]:
-        from knowledge.retrieval.fusion import RRF_K
+        return _fused([part.retrieve(query, k=k) for part in self.parts], k)
 
-        fused: list[tuple[float, float, Source]] = []
-        for part in self.parts:
-            # The collections' chunks are disjoint, so ranks below k anywhere never reach the top k.
-            for rank, source in enumerate(part.retrieve(query, k=k), start=1):
-                fused.append((1.0 / (RRF_K + rank), source.score, source))
-        fused.sort(key=lambda item: (item[0], item[1]), reverse=True)
-        return [source.model_copy(update={"score": score}) for score, _, source in fused[:k]]
+    def retrieve_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
+        # Document ids are unique across collections: a part holding none of them finds nothing.
+        return _fused([part.retrieve_within(query, k=k, document_ids=document_ids) for part in self.parts], k)
 
     def retrieve_sentences(self, query: str, *, k: int) -> list[Source]:
         # One embedding model for every collection of a portal: the cosines compare.
@@ -197,6 +206,19 @@ class MultiCollectionRetriever:
     def neighbours(self, sources: list[Source]) -> list[Source]:
         # Each part finds the neighbours of its own chunks only.
         return [s for part in self.parts for s in part.neighbours(sources)]
+
+
+def _fused(lists: list[list[Source]], k: int) -> list[Source]:
+    """The collections' own rankings fused by rank (their scores do not compare)."""
+    from knowledge.retrieval.fusion import RRF_K
+
+    fused: list[tuple[float, float, Source]] = []
+    for hits in lists:
+        # The collections' chunks are disjoint, so ranks below k anywhere never reach the top k.
+        for rank, source in enumerate(hits, start=1):
+            fused.append((1.0 / (RRF_K + rank), source.score, source))
+    fused.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [source.model_copy(update={"score": score}) for score, _, source in fused[:k]]
 
 
 def portal_embed() -> EmbedFn:
@@ -223,6 +245,9 @@ class ThreadRetriever:
 
     def retrieve_heads(self, query: str, *, k: int) -> list[Source]:
         return self._on_thread(self.inner.retrieve_heads, query, k)
+
+    def retrieve_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
+        return self._on_thread(partial(self.inner.retrieve_within, document_ids=document_ids), query, k)
 
     def neighbours(self, sources: list[Source]) -> list[Source]:
         return self.inner.neighbours(sources)

@@ -65,6 +65,10 @@ class Source(BaseModel):
     # Read only to widen the auditor's choice of the answering sentence (RunConfig.pool,
     # RunConfig.sentence_pool): below a query's top k, so the premise check does not read it.
     pool: bool = False
+    # Found only by the search for what the question presupposes (RunConfig.premise_search,
+    # agent.local.premise_check.premise_search): the premise check reads it, the choice of the
+    # answering sentences does not (it is also `pool`).
+    premise_search: bool = False
 
     @property
     def from_web(self) -> bool:

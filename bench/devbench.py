@@ -204,6 +204,12 @@ class _MemoRetriever:
             self.memo[(query, k, "heads")] = self.inner.retrieve_heads(query, k=k)
         return self.memo[(query, k, "heads")]
 
+    def retrieve_within(self, query: str, *, k: int, document_ids):
+        key = (query, k, "within", tuple(document_ids or ()))
+        if key not in self.memo:
+            self.memo[key] = self.inner.retrieve_within(query, k=k, document_ids=document_ids)
+        return self.memo[key]
+
     def neighbours(self, sources):
         key = tuple((s.chunk_id, s.query) for s in sources)
         if key not in self.memo:

@@ -7,6 +7,7 @@ the paper gives), each asked of the whole collection.
     ... --split test
     ... --questions bench/blind2/questions.jsonl --split calibration   # a blind set's questions
     ... --params '{"premise_false_min": 0.5}'   # AuditorParams fields to override
+    ... --premise-search off   # without the in-paper premise search (RunConfig.premise_search)
 
 Per question it prints the outcome, the presuppositions the planner extracted, and what the
 premise check saw in the final audit: the sentence it cited (or none), and for a false
@@ -79,6 +80,8 @@ def main() -> None:
                         help="bench/premise_questions.jsonl, or a blind set (bench/blind2/questions.jsonl)")
     parser.add_argument("--only", default="", help="comma-separated question ids")
     parser.add_argument("--params", default="", help='AuditorParams fields to override, as JSON')
+    parser.add_argument("--premise-search", default="", choices=("", "on", "off"),
+                        help="RunConfig.premise_search on or off (default: the configuration's)")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
     from devbench import _MemoRetriever as MemoRetriever
@@ -103,6 +106,8 @@ def main() -> None:
         auditor_module.check_premises = traced
 
     cfg = get_config(args.config)
+    if args.premise_search and hasattr(cfg, "premise_search"):
+        cfg = replace(cfg, premise_search=args.premise_search == "on")
     collection = Collection.objects.get(slug=args.collection)
     retriever = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
     overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(args.params or "{}").items()}
@@ -126,7 +131,7 @@ def main() -> None:
                        "FALSE_PREMISE, other sentence" if outcome == "FALSE_PREMISE" else "missed")
         else:
             verdict = "false alarm" if outcome == "FALSE_PREMISE" else "ok"
-        tally.setdefault(f"{q['split']}:{'false' if false else 'true'}", Counter())[verdict] += 1
+        tally.setdefault(f"{q.get('split', 'all')}:{'false' if false else 'true'}", Counter())[verdict] += 1
         print(f"{q['question_id']} [{q['form']}] {outcome} -> {verdict}", flush=True)
         print(f"   premises: {result.plan.premises}")
         if check is not None and check.contradicted:
@@ -141,7 +146,7 @@ def main() -> None:
                 row["threshold"] = threshold
             stage = "no premise" if not result.plan.premises else where(trace, span)[0]
             row = where(trace, span)[1]
-            tally.setdefault(f"{q['split']}:missed at", Counter())[stage] += 1
+            tally.setdefault(f"{q.get('split', 'all')}:missed at", Counter())[stage] += 1
             print(f"   contradicting sentence: {stage}" + (f" {json.dumps({k: v for k, v in row.items() if k not in ('quote', 'threshold')})}" if row else ""))
         relevant = sorted((r for r in trace if r["role"] != "irrelevant"), key=lambda r: -r.get("relevance", 0.0))
         for r in relevant[:2]:

@@ -222,13 +222,19 @@ class LocalAuditor:
         premises = plan.premises
         # The candidates are those of the facts and the main premise: the question's other
         # presuppositions come from its own clauses, whose terms the facts already bring.
-        cands = candidates(facts, plan.premise, sources)
-        vecs = self._vectors(facts + premises + [c.raw or c.quote for c in cands])
+        # The chunks only the premise search found (Source.premise_search) are the premise
+        # check's: the answering sentences are chosen as if that search had not run.
+        cands, searched = [], []
+        for c in candidates(facts, plan.premise, sources):
+            (searched if sources[c.source_index].premise_search else cands).append(c)
+        own = [s for s in sources if not s.premise_search]
+        vecs = self._vectors(facts + premises + [c.raw or c.quote for c in cands + searched])
         fact_vecs = vecs[: len(facts)]
         premise_vecs = vecs[len(facts): len(facts) + len(premises)]
-        sent_vecs = vecs[len(facts) + len(premises):]
-        sibling_map = siblings(s.text for s in sources)
-        doc_terms = terms_by_document(sources)
+        sent_vecs = vecs[len(facts) + len(premises): len(vecs) - len(searched)]
+        searched_vecs = vecs[len(vecs) - len(searched):]
+        sibling_map = siblings(s.text for s in own)
+        doc_terms = terms_by_document(own)
 
         # Terms many candidates share say little about which one answers: rarer ones
         # ("default" among sentences that all say "pooling strategy") decide the ranking.
@@ -238,8 +244,10 @@ class LocalAuditor:
         # of an answering sentence, and its many loosely related sentences would add false
         # alarms (agent.types.Source.pool).
         read = [i for i, c in enumerate(cands) if not sources[c.source_index].pool]
-        premise = check_premises(premises, premise_vecs, [cands[i] for i in read], sources, sent_vecs[read],
-                                 doc_terms, sibling_map, params=p, asked=asked_nouns(question))
+        premise = check_premises(
+            premises, premise_vecs, [*(cands[i] for i in read), *searched], sources,
+            np.vstack([sent_vecs[read], searched_vecs]), terms_by_document(sources) if searched else doc_terms,
+            siblings(s.text for s in sources) if searched else sibling_map, params=p, asked=asked_nouns(question))
         # A one-need question whose premise no sentence confirms: the need model may weigh
         # that (AuditorParams.need_features "premise_unconfirmed").
         unconfirmed = (len(facts) == 1 and bool(plan.premise) and not premise.contradicted

@@ -21,15 +21,23 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from agent.local.candidates import Candidate, doc_key
-from agent.local.contradiction import alias, value_substitution
-from agent.local.contradiction.negation import denied_clause
+from agent.local.contradiction import alias, spell_digits, value_substitution
+from agent.local.contradiction.negation import affirmed_stems, denied_clause, negated_stems
 from agent.local.contradiction.origin import credited_elsewhere
 from agent.local.contradiction.roles import swapped_role
 from agent.local.contradiction.sequence import swapped_step
 from agent.local.eligibility import eligible
 from agent.local.entailment import fired_cue
 from agent.local.scoring import score_sentences
-from agent.local.text import anchor_coverage, anchor_terms, content_terms, coverage, split_sentences, term_set
+from agent.local.text import (
+    anchor_coverage,
+    anchor_terms,
+    content_terms,
+    coverage,
+    split_sentences,
+    stem,
+    term_set,
+)
 from agent.types import PremiseCheck, Source
 from agent.verify import find_quote
 
@@ -164,9 +172,15 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         if not cue and p_false < p.premise_false_min and _near(premise, cand, wanted_numbers, fixed):
             support = max(support, relevance)
         # A surface cue, or the classifier (which weighs the cues with the rest), from a
-        # sentence about the premise's own subject and relation.
-        if ((cue or p_false >= p.premise_false_min) and relevance >= p.premise_contradict_min
-                and _same_topic(premise, cand, fixed)):
+        # sentence about the premise's own subject and relation. A sentence only the premise
+        # search found (Source.premise_search) was searched for as the premise's relation with
+        # whatever value the paper gives: it corrects the premise by giving another value in
+        # that place, not by a negation or the classifier alone, which over its wider reading
+        # deny what the sentence only mentions ("... given for training, but not the paths ...").
+        disagrees = bool(cue) or p_false >= p.premise_false_min
+        if source.premise_search and (not cue or cue == "negation"):
+            disagrees = False
+        if disagrees and relevance >= p.premise_contradict_min and _same_topic(premise, cand, fixed):
             # Of several disagreeing sentences, the one that shares the premise's rarer
             # terms is about the same statement ("The default configuration is MEAN."
             # against a premise about the default), not a neighbouring one.
@@ -318,16 +332,26 @@ def _asserts(premise: str, cand: Candidate, *, denial: bool = False) -> bool:
         return False
     # Nor does one that has the premise's names but not its relation: "World Cup 2022 was
     # the last with 32 teams" does not say that anyone won the 2022 World Cup. At least half
-    # of the premise's common words (not names, not numbers) must be there.
-    names = set(anchor_terms(premise))
+    # of the premise's common words (not names, not numbers) must be there. Its capitalised
+    # subject is a name too (checked above), never a relation word: "Mixtral's experts
+    # specialise by topic" is not asserted by "We introduce Mixtral 8x7B, a Sparse Mixture of
+    # Experts", which holds the subject and one word of three.
+    names = set(anchor_terms(premise)) | {_subject(premise)}
     relation = [t for t in content_terms(premise) if t not in names and not any(c.isdigit() for c in t)]
     if denial:
         # Its subject may still come from the title or the sentence before ("Osprey ..."),
         # and a hyphenated word counts once, not once more for each of its parts.
         parts = {p for t in relation if "-" in t for p in t.split("-")}
-        relation = [t for t in relation if t != _subject(premise) and t not in parts]
+        relation = [t for t in relation if t not in parts]
         return not relation or coverage(relation, cand.terms) >= 0.5
-    return not relation or coverage(relation, cand.terms | term_set(cand.context)) >= 0.5
+    # The relation words must be stated, not denied: a word the sentence only has inside a
+    # negation's scope is not lent by the sentence before either ("Surprisingly, we do not
+    # observe obvious patterns in the assignment of experts based on the topic." does not
+    # assert that experts specialise by topic).
+    said = affirmed_stems(cand.quote)
+    held = (said | term_set(cand.context)) - (negated_stems(cand.quote) - said) if negated_stems(cand.quote) else (
+        cand.terms | term_set(cand.context))
+    return not relation or coverage(relation, held) >= 0.5
 
 
 def _names_held(premise: str, cand: Candidate) -> bool:
@@ -447,3 +471,99 @@ def answer_confirms(premise: str, asked: str, cand: Candidate, document_terms: s
     relation = [t for t in content_terms(premise) if t not in names and t not in noun
                 and not any(c.isdigit() for c in t)]
     return not relation or coverage(relation, around) >= 0.5
+
+
+# A value a false premise may get wrong: a number, a size or a rank ("16", "0.05", "25%",
+# "128k", "345M", "top-5"; spelled-out counts are read as digits first). A name with a
+# digit in it ("GPT-2", "T5-11B", "Doc2query") is a name, not a value.
+# Quotes and punctuation around a word, and its possessive ending ("SBERT's").
+_PUNCT = re.compile(r"^[^\w]+|(?:['\u2019]s)?[^\w%]*$")
+_VALUE = re.compile(r"^(?:\d[\d,.]*(?:%|[kKmMbBx])?|[a-z]+-\d[\d.]*)$")
+# How many documents a premise search reads at most: a premise names one paper, or two.
+PREMISE_SEARCH_DOCUMENTS = 2
+
+
+def premise_search(premise: str, sources: list[Source]) -> tuple[str, list[int] | None]:
+    """The search for the sentence that states what the premise presupposes, whatever
+    value it gives ("Why is MAX pooling SBERT's default?": the sentence saying which
+    pooling is the default): the query, and the documents it searches (None: the whole
+    collection). ("", None) when it would add nothing to the question's own searches.
+
+    1. The documents: those among `sources` (the question's own search) whose retrieved
+       text holds the premise's names (its anchors and capitalised subject, an acronym of a
+       hyphenated one counting: "SBERT" / "Sentence-BERT"), all of them or all but one (the
+       one may be the premise's wrong value: "Google" in "X uses Google Search"); of those,
+       the ones holding the most, at most PREMISE_SEARCH_DOCUMENTS, in the order found.
+    2. The query: the premise without its values (numbers, sizes, ranks); searching named
+       documents, without its names too, which name the paper or may be the wrong value,
+       so what is left is the relation ("the default pooling strategy"), whatever the
+       paper fills it with (a query left with no content word keeps the names).
+    """
+    text = spell_digits(premise)
+    tokens = [(m.group(0), _PUNCT.sub("", m.group(0))) for m in re.finditer(r"\S+", text)]
+    values = {i for i, (_, bare) in enumerate(tokens) if _VALUE.match(bare)}
+    subject = _subject(premise)
+    names = {i for i, (_, bare) in enumerate(tokens) if i not in values and bare and _is_name(bare, i)}
+    if subject and tokens and stem(tokens[0][1].lower()) == subject:
+        names.add(0)
+    # A name no retrieved passage holds is no paper's name: it is the value the premise may
+    # get wrong ("the Google search engine" where the paper uses Bing), left out like a number.
+    heard = term_set(" ".join(f"{s.document_title} {s.text}" for s in sources))
+    values |= {i for i in names if not any(anchor_coverage([a], _with_acronyms(heard, [a], {}))
+                                           for a in _stems(tokens[i][1]))}
+    names -= values
+    wanted = list(dict.fromkeys(a for i in sorted(names) for a in _stems(tokens[i][1])))
+    if subject and subject not in wanted:
+        wanted.append(subject)
+    documents = _named_documents(wanted, sources)
+
+    def query(drop: set[int]) -> str:
+        return " ".join(raw for i, (raw, _) in enumerate(tokens) if i not in drop)
+
+    relation = query(values | names) if documents else ""
+    found = relation if content_terms(relation) else query(values)
+    if not documents and not values:
+        return "", None
+    return found, documents or None
+
+
+def _stems(name: str) -> list[str]:
+    """A name as anchor terms ("SBERT's" -> ["sbert"])."""
+    return anchor_terms(f"x {name}")
+
+
+def _is_name(token: str, position: int) -> bool:
+    """A name as agent.local.text.anchor_terms reads one: a digit or an inner capital, or a
+    capitalised word that does not start the premise."""
+    from agent.local.text import STOPWORDS
+
+    if token.lower() in STOPWORDS:
+        return False
+    return (any(c.isdigit() for c in token) or any(c.isupper() for c in token[1:])
+            or (position > 0 and token[0].isupper() and len(token) > 2))
+
+
+def _named_documents(names: list[str], sources: list[Source]) -> list[int]:
+    """The documents among the sources that hold the premise's names (premise_search, step 1):
+    all of them or all but one, the most of any document; of those, the ones whose retrieved
+    chunks name them most often (a paper about X names X in most of its passages, a survey
+    citing X in one), at most PREMISE_SEARCH_DOCUMENTS, and a second one only when it names
+    them as often as the first."""
+    if not names:
+        return []
+    terms: dict[int, set[str]] = defaultdict(set)
+    chunks: dict[int, list[set[str]]] = defaultdict(list)
+    for s in sources:
+        if s.document_id is not None and not s.from_web:
+            bag = term_set(f"{s.document_title} {s.section} {s.text}")
+            terms[s.document_id] |= bag
+            chunks[s.document_id].append(bag)
+    memo: dict[object, set[str]] = {}
+    held = {doc: round(anchor_coverage(names, _with_acronyms(bag, names, memo)) * len(names))
+            for doc, bag in terms.items()}
+    most = max(held.values(), default=0)
+    if most < max(1, len(names) - 1):
+        return []
+    mentions = {doc: sum(anchor_coverage(names, bag) > 0 for bag in chunks[doc]) for doc, n in held.items() if n == most}
+    ranked = sorted(mentions, key=lambda doc: -mentions[doc])
+    return [doc for doc in ranked if mentions[doc] == mentions[ranked[0]]][:PREMISE_SEARCH_DOCUMENTS]

@@ -54,3 +54,36 @@ def test_heads_are_each_retrievers_own_best_chunks(collection):
     heads = CollectionRetriever(collection).retrieve_heads(query, k=1)
     assert [s.chunk_id for s in heads] == list(dict.fromkeys(firsts))
     assert all(s.query == query for s in heads)
+
+
+def test_a_search_within_documents_reads_only_those(collection):
+    from agent.retrieval import MultiCollectionRetriever
+
+    one, two = make_document(collection=collection), make_document(collection=collection)
+    near = make_chunk(document=one, text="The default pooling strategy of the encoder is MEAN over all tokens.")
+    other = make_chunk(document=two, text="Our default pooling strategy is MAX over the token vectors.")
+    index_rebuild(collection=collection)
+    collection.refresh_from_db()
+    retriever = CollectionRetriever(collection)
+    query = "default pooling strategy"
+    assert {s.chunk_id for s in retriever.retrieve_within(query, k=5, document_ids=None)} == {near.pk, other.pk}
+    found = retriever.retrieve_within(query, k=5, document_ids=[one.pk])
+    assert [s.chunk_id for s in found] == [near.pk] and found[0].query == query
+    assert retriever.retrieve_within(query, k=5, document_ids=[]) == []
+    # Across collections, a document id belongs to one of them only.
+    assert [s.chunk_id for s in MultiCollectionRetriever([collection]).retrieve_within(
+        query, k=5, document_ids=[two.pk])] == [other.pk]
+
+
+def test_a_run_limited_to_documents_searches_within_them_only(collection):
+    # A run asked of one paper (Run.documents) never reads another, also in the premise search.
+    one, two = make_document(collection=collection), make_document(collection=collection)
+    mine = make_chunk(document=one, text="The default pooling strategy of the encoder is MEAN over all tokens.")
+    make_chunk(document=two, text="Our default pooling strategy is MAX over the token vectors.")
+    index_rebuild(collection=collection)
+    collection.refresh_from_db()
+    limited = CollectionRetriever(collection, document_ids=[one.pk])
+    query = "default pooling strategy"
+
+    assert [s.chunk_id for s in limited.retrieve_within(query, k=5, document_ids=None)] == [mine.pk]
+    assert [s.chunk_id for s in limited.retrieve_within(query, k=5, document_ids=[two.pk])] == [mine.pk]

@@ -59,23 +59,36 @@ def counterfactual(ws: list[str], i: int, *, comma_after: bool) -> bool:
 def negated_stems(text: str) -> set[str]:
     """Stems inside the scope of a negation: up to _SCOPE content words after it, within its
     clause; a fronted "without X," (counterfactual) negates nothing."""
-    out: set[str] = set()
+    return _scopes(text)[0]
+
+
+def affirmed_stems(text: str) -> set[str]:
+    """Stems of the content words outside every negation's scope (negated_stems): what the
+    text states rather than denies ("We do not observe patterns of experts by topic" affirms
+    "topic" only; "X keeps ten pages, and does not cache pages" affirms "page")."""
+    return _scopes(text)[1]
+
+
+def _scopes(text: str) -> tuple[set[str], set[str]]:
+    negated: set[str] = set()
+    affirmed: set[str] = set()
     for clause, comma_after in _clauses(text):
         ws = words(clause)
+        covered: set[int] = set()
         for i in range(len(ws)):
             if negation_at(ws, i) and not counterfactual(ws, i, comma_after=comma_after):
                 taken = 0
-                for nxt in ws[i + 1:]:
-                    if nxt in STOPWORDS or nxt in NEGATIONS:
+                for j in range(i + 1, len(ws)):
+                    if ws[j] in STOPWORDS or ws[j] in NEGATIONS:
                         continue
-                    out.add(stem(nxt))
-                    for part in re.split(r"[-_]", nxt):
-                        if len(part) > 1:
-                            out.add(stem(part))
+                    covered.add(j)
+                    negated.add(stem(ws[j]))
+                    negated.update(stem(part) for part in re.split(r"[-_]", ws[j]) if len(part) > 1)
                     taken += 1
                     if taken >= _SCOPE:
                         break
-    return out
+        affirmed |= _stems_of([w for j, w in enumerate(ws) if j not in covered])
+    return negated, affirmed
 
 
 # Where one proposition ends for a clause-wide denial: a clause break, or a relative or

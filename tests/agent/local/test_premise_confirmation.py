@@ -118,3 +118,28 @@ def test_a_number_in_the_sentence_names_no_other_subject(embed):
                          answer_confirms_premise=False)
     assert audit.premise.confirmed
     assert answer.outcome == Outcome.ANSWER
+
+
+BRIDGE_TITLE = "Bridge: a mixture of experts for manifests"
+BRIDGE = [
+    make_source(95, "In particular, we looked at the routing decisions of Bridge on manifests from four harbours. "
+                    "Surprisingly, we do not observe any pattern in the assignment of experts based on the port.",
+                title=BRIDGE_TITLE),
+    make_source(96, "Bridge keeps the top two experts for each token, and does not cache experts across batches.",
+                title=BRIDGE_TITLE),
+]
+
+
+def test_a_sentence_that_denies_the_relation_words_does_not_confirm_the_premise(embed):
+    # "experts" and "port" are there, but the first only inside "do not observe ...": the
+    # sentence says the experts do not specialise by port, and nothing else states it.
+    question = "Given that Bridge's experts specialise by port, which expert handles the Rotterdam manifests?"
+    audit = LocalAuditor(embed=embed).audit(question, RulePlanner().plan(question), BRIDGE, can_retry=False)
+    assert audit.premise.premise == "Bridge's experts specialise by port"
+    assert not audit.premise.confirmed
+
+
+def test_a_negated_side_remark_leaves_the_affirmed_relation_confirmed(embed):
+    question = "Why does Bridge keep the top two experts for each token?"
+    audit = LocalAuditor(embed=embed).audit(question, RulePlanner().plan(question), BRIDGE, can_retry=False)
+    assert audit.premise.confirmed and not audit.premise.contradicted
