@@ -43,15 +43,16 @@ log = logging.getLogger(__name__)
 # The most sentences a prompt shows, and the most the model may choose (the schema's bounds).
 MAX_SHOWN = 8
 MAX_CHOSEN = 3
-# A shown sentence is cut to this many characters (the prompt stays under 700 tokens).
+# A shown sentence is cut to this many characters, and to its share of EVIDENCE_CHARS (so a prompt of
+# 8 sentences stays under 700 tokens: the system message and the task take about 1,100 characters).
 SENTENCE_CHARS = 240
+EVIDENCE_CHARS = 1_500
 TITLE_CHARS = 70
 
 CHOOSER_TASK = (
-    "Which numbered sentences answer the question? A sentence answers only if it states what the "
-    "question asks for (the value, name, method, reason, or yes/no); a sentence that is merely about "
-    "the same topic does not answer.\n"
-    "- sentences: the numbers of the sentences that answer, best first, at most 3; [] if none answers."
+    "Which numbered sentences answer the question, i.e. state what it asks for (a value, name, method, "
+    "reason or yes/no)? A sentence that only mentions the same topic does not.\n"
+    "- sentences: their numbers, best first, at most 3; [] if none answers."
 )
 
 
@@ -63,6 +64,9 @@ class ChooserParams:
 
     shown: int = MAX_SHOWN
     per_fact: int = 2
+    # Whether the need's local sentences fill the slots (of per_fact) its chosen ones leave: the model
+    # then puts an answering sentence first without taking the local best out of the answer.
+    fill_local: bool = False
     # A need whose shown sentences the model all passes over becomes unanswered when its local best
     # sentence's P(answers) (agent.local.selection) is below this; 0: never (the local choice stands).
     none_below: float = 0.0
@@ -101,16 +105,31 @@ class Shown:
     facts: frozenset[int]
 
 
+def _title(chunk_id: int, sources: Sequence[Source]) -> str:
+    return next((s.document_title or s.file_name for s in sources if s.chunk_id == chunk_id), "") or "document"
+
+
+def by_document(shown: Sequence[Shown], sources: Sequence[Source]) -> list[Shown]:
+    """`shown` grouped by document, documents in the order of their first sentence, so that the
+    numbers run 1..n down the prompt (the local best stays 1)."""
+    titles = [_title(s.chunk_id, sources) for s in shown]
+    order = list(dict.fromkeys(titles))
+    return [s for _, _, s in sorted(zip((order.index(t) for t in titles), range(len(shown)), shown))]
+
+
 def chooser_messages(question: str, shown: Sequence[Shown], sources: Sequence[Source]) -> list[dict[str, str]]:
     """The shared system message, the task, the question and the candidates numbered 1..n in the
-    order given, each under its document's title (documents in the order of their first sentence)."""
-    title_of = {s.chunk_id: (s.document_title or s.file_name or "document") for s in sources}
-    groups: dict[str, list[str]] = {}
+    order given, each under its document's title (a new element where the document changes)."""
+    groups: list[tuple[str, list[str]]] = []
+    cut = min(SENTENCE_CHARS, EVIDENCE_CHARS // max(len(shown), 1))
     for n, s in enumerate(shown, start=1):
-        text = s.quote if len(s.quote) <= SENTENCE_CHARS else s.quote[: SENTENCE_CHARS - 3].rstrip() + "..."
-        groups.setdefault(title_of.get(s.chunk_id, "document"), []).append(f"[{n}] {prompts.escape_data(text)}")
+        text = s.quote if len(s.quote) <= cut else s.quote[: cut - 3].rstrip() + "..."
+        title = _title(s.chunk_id, sources)
+        if not groups or groups[-1][0] != title:
+            groups.append((title, []))
+        groups[-1][1].append(f"[{n}] {prompts.escape_data(text)}")
     blocks = []
-    for title, lines in groups.items():
+    for title, lines in groups:
         title = prompts.escape_data(title[:TITLE_CHARS]).replace('"', "'")
         blocks.append(f'<document title="{title}">\n' + "\n".join(lines) + "\n</document>")
     data = f"{prompts.question_block(question)}\n<evidence>\n" + "\n".join(blocks) + "\n</evidence>"
@@ -160,7 +179,7 @@ def shown_candidates(audit: AuditResult, ranked: Sequence[Sequence[tuple[str, in
 def chosen_audit(audit: AuditResult, shown: Sequence[Shown], chosen: Sequence[int], sources: Sequence[Source],
                  params: ChooserParams) -> AuditResult:
     """The audit with each answered need's sentences replaced by the chosen ones it ranks (model
-    order, `params.per_fact` at most). A need none of whose shown sentences was chosen keeps its
+    order; then its local ones with `params.fill_local`; `params.per_fact` at most). A need none of whose shown sentences was chosen keeps its
     local sentences, or becomes unanswered when its local best is below `params.none_below`; the
     verdict follows (all needs unanswered: a refusal; some: PARTIALLY_SUFFICIENT). Never more."""
     usable = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
@@ -173,13 +192,15 @@ def chosen_audit(audit: AuditResult, shown: Sequence[Shown], chosen: Sequence[in
         if fact.label not in usable or not any(i in s.facts for s in shown):
             facts.append(fact)
             continue
-        mine = [s for s in picks if i in s.facts and s.chunk_id in text_of][: params.per_fact]
+        mine = [s for s in picks if i in s.facts and s.chunk_id in text_of]
         sentences = [SupportingSentence(chunk_id=s.chunk_id, quote=s.quote, label=fact.label, score=round(s.answers, 4),
                                         verified=True, quote_start=find_quote(s.quote, text_of[s.chunk_id]))
                      for s in mine]
         sentences = [s for s in sentences if s.quote_start >= 0]
         if sentences:
-            facts.append(fact.model_copy(update={"sentences": sentences}))
+            if params.fill_local:
+                sentences += [s for s in fact.sentences if s.quote not in {m.quote for m in sentences}]
+            facts.append(fact.model_copy(update={"sentences": sentences[: params.per_fact]}))
             continue
         best = fact.sentences[0].score if fact.sentences else 0.0
         if best >= params.none_below:
@@ -218,7 +239,7 @@ class LLMChooser:
         ranked = self.local.rank_sentences(question, plan, sources)
         if len(ranked) != len(audit.facts):
             return audit
-        shown = shown_candidates(audit, ranked, min(self.params.shown, MAX_SHOWN))
+        shown = by_document(shown_candidates(audit, ranked, min(self.params.shown, MAX_SHOWN)), sources)
         weakest = min((f.sentences[0].score for f in audit.facts if f.sentences
                        and f.label in (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)), default=1.0)
         if len(shown) < 2 and weakest >= self.params.none_below:
