@@ -90,6 +90,22 @@ def test_the_answer_is_composed_from_the_sentence_the_model_chose(collection, fa
     assert not _quotes(run) & _quotes(local)
 
 
+def test_with_fill_local_the_chosen_sentence_goes_first_and_the_local_best_stays(collection, fake_openai, settings,
+                                                                                 monkeypatch):
+    collection, user = collection
+    local = _run(collection, user, settings, CHUNKS, backend="local")
+    monkeypatch.setattr(chooser, "DEFAULT_PARAMS", replace(chooser.DEFAULT_PARAMS, fill_local=True))
+    shown: list[dict[int, str]] = []
+    fake_openai.responder = choosing(lambda q, s: {"sentences": [next(n for n, t in s.items() if "top 5 or top 10" in t)]},
+                                     shown)
+
+    run = _run(collection, user, settings, CHUNKS)
+
+    chosen = "We observe that for different sequence lengths, the best averaged results are obtained either from top 5 or top 10."
+    # Two sentences a need: the chosen one, then the local best (the local second-best gives way).
+    assert chosen in _quotes(run) and len(_quotes(run)) == 2 and len(_quotes(run) & _quotes(local)) == 1, run.answer
+
+
 def test_one_candidate_and_nothing_to_lower_costs_no_call(collection, fake_openai, settings):
     collection, user = collection
     local = _run(collection, user, settings, HOLE, backend="local")
