@@ -64,9 +64,14 @@ class ChooserParams:
 
     shown: int = MAX_SHOWN
     per_fact: int = 2
-    # Whether the need's local sentences fill the slots (of per_fact) its chosen ones leave: the model
-    # then puts an answering sentence first without taking the local best out of the answer.
-    fill_local: bool = False
+    # How many of the model's choices a need takes (in its order), and whether the need's local
+    # sentences fill the slots (of per_fact) they leave: with take 1, the model puts the sentence it
+    # reads as answering first without taking the local best out of the answer.
+    # Chosen on the devbench calibration half with the 0.5B model (docs/benchmarks.md "LLM chooser
+    # mode (stop 28)"): take 2 without fill read 6.0 of 16 answerable right, take 1 with fill 8.5, as
+    # the local backend (the model put the local best first and patterned numbers after it: 1, 3, 5).
+    take: int = 1
+    fill_local: bool = True
     # A need whose shown sentences the model all passes over becomes unanswered when its local best
     # sentence's P(answers) (agent.local.selection) is below this; 0: never (the local choice stands).
     none_below: float = 0.0
@@ -179,7 +184,7 @@ def shown_candidates(audit: AuditResult, ranked: Sequence[Sequence[tuple[str, in
 def chosen_audit(audit: AuditResult, shown: Sequence[Shown], chosen: Sequence[int], sources: Sequence[Source],
                  params: ChooserParams) -> AuditResult:
     """The audit with each answered need's sentences replaced by the chosen ones it ranks (model
-    order; then its local ones with `params.fill_local`; `params.per_fact` at most). A need none of whose shown sentences was chosen keeps its
+    order, `params.take` of them; then its local ones with `params.fill_local`; `params.per_fact` at most). A need none of whose shown sentences was chosen keeps its
     local sentences, or becomes unanswered when its local best is below `params.none_below`; the
     verdict follows (all needs unanswered: a refusal; some: PARTIALLY_SUFFICIENT). Never more."""
     usable = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
@@ -192,7 +197,7 @@ def chosen_audit(audit: AuditResult, shown: Sequence[Shown], chosen: Sequence[in
         if fact.label not in usable or not any(i in s.facts for s in shown):
             facts.append(fact)
             continue
-        mine = [s for s in picks if i in s.facts and s.chunk_id in text_of]
+        mine = [s for s in picks if i in s.facts and s.chunk_id in text_of][: params.take]
         sentences = [SupportingSentence(chunk_id=s.chunk_id, quote=s.quote, label=fact.label, score=round(s.answers, 4),
                                         verified=True, quote_start=find_quote(s.quote, text_of[s.chunk_id]))
                      for s in mine]

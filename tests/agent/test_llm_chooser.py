@@ -75,9 +75,11 @@ def test_choosing_the_local_sentences_keeps_the_local_answer(collection, fake_op
     assert "the model chose sentences 1, 2 of the" in _reason(run)
 
 
-def test_the_answer_is_composed_from_the_sentence_the_model_chose(collection, fake_openai, settings):
+def test_the_answer_is_composed_from_the_sentence_the_model_chose(collection, fake_openai, settings, monkeypatch):
     collection, user = collection
     local = _run(collection, user, settings, CHUNKS, backend="local")
+    # The model's choices only (not the shipped hedge, which keeps the local best after them).
+    monkeypatch.setattr(chooser, "DEFAULT_PARAMS", replace(chooser.DEFAULT_PARAMS, take=2, fill_local=False))
     shown: list[dict[int, str]] = []
     fake_openai.responder = choosing(lambda q, s: {"sentences": [next(n for n, t in s.items() if "top 5 or top 10" in t)]},
                                      shown)
@@ -90,11 +92,10 @@ def test_the_answer_is_composed_from_the_sentence_the_model_chose(collection, fa
     assert not _quotes(run) & _quotes(local)
 
 
-def test_with_fill_local_the_chosen_sentence_goes_first_and_the_local_best_stays(collection, fake_openai, settings,
-                                                                                 monkeypatch):
+def test_by_default_the_chosen_sentence_goes_first_and_the_local_best_stays(collection, fake_openai, settings):
     collection, user = collection
     local = _run(collection, user, settings, CHUNKS, backend="local")
-    monkeypatch.setattr(chooser, "DEFAULT_PARAMS", replace(chooser.DEFAULT_PARAMS, fill_local=True))
+    assert (chooser.DEFAULT_PARAMS.take, chooser.DEFAULT_PARAMS.fill_local) == (1, True)
     shown: list[dict[int, str]] = []
     fake_openai.responder = choosing(lambda q, s: {"sentences": [next(n for n, t in s.items() if "top 5 or top 10" in t)]},
                                      shown)
