@@ -24,9 +24,11 @@ ANSWER_GATE = "needs"
 # Who writes the answer with a model backend (RunConfig.answer_by, docs/llm.md "Writer mode"):
 # "model", the LLM roles plan, audit, choose the evidence and write; "writer", the local roles
 # do all of that as the `local` backend does, and the model only rewords an ANSWER or PARTIAL
-# from the sentences they chose (agent.llm.writer). PORTAL_LLM_ANSWER_BY sets it for new runs.
+# from the sentences they chose (agent.llm.writer); "chooser", the local roles do all of that and
+# the model only says which of the local ranking's best sentences answer (agent.llm.chooser).
+# PORTAL_LLM_ANSWER_BY sets it for new runs.
 ANSWER_BY = "model"
-ANSWER_BY_CHOICES = ("model", "writer")
+ANSWER_BY_CHOICES = ("model", "writer", "chooser")
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,9 @@ class RunConfig:
     # halves without a model (bench/llm_gate_cost.py, docs/benchmarks.md, "LLM answers gated and
     # range/subject checks (stop 26)").
     answer_gate: str = ANSWER_GATE
-    # With a model backend: "model" (the LLM roles) or "writer" (local roles, the model writes the
-    # answer's wording only: agent.llm.writer). The `local` backend ignores it.
+    # With a model backend: "model" (the LLM roles), "writer" (local roles, the model writes the
+    # answer's wording only: agent.llm.writer) or "chooser" (local roles, the model chooses which of
+    # the best-ranked sentences answer: agent.llm.chooser). The `local` backend ignores it.
     answer_by: str = ANSWER_BY
 
     def as_dict(self) -> dict[str, Any]:
@@ -180,25 +183,35 @@ def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None
     (agent.llm_roles; `embedded` is the same client pointed at the local llama-server).
 
     With a model backend and `config.answer_by == "writer"`, the local roles plan, audit and
-    choose the answer's sentences, and the model only words it (agent.llm.writer.LLMWriter).
+    choose the answer's sentences, and the model only words it (agent.llm.writer.LLMWriter); with
+    "chooser", the model only chooses which of the local ranking's best sentences answer
+    (agent.llm.chooser.LLMChooser), and the local generator composes the answer from them.
     The verifier is always the deterministic one: no model decides whether a quote exists.
     `embed` is the local roles' sentence embedder (default: agent.local.embed.get_embed()).
     """
     from agent.verify import CitationVerifier
 
-    if backend == "local" or (backend in ("openai", "embedded") and config.answer_by == "writer"):
+    if backend == "local" or (backend in ("openai", "embedded") and config.answer_by in ("writer", "chooser")):
         from agent.local.auditor import LocalAuditor
         from agent.local.generator import ExtractiveGenerator
         from agent.local.planner import RulePlanner
         from agent.local.reformulator import KeywordReformulator
 
         generator: Generator = ExtractiveGenerator(embed)
+        auditor: Auditor = LocalAuditor(embed)
         if backend != "local":
             from agent.llm import LLMClient
-            from agent.llm.writer import LLMWriter
 
-            generator = LLMWriter(client or LLMClient.from_settings(), local=generator, embed=embed)
-        return Roles(RulePlanner(), LocalAuditor(embed), KeywordReformulator(), generator, CitationVerifier())
+            client = client or LLMClient.from_settings()
+            if config.answer_by == "writer":
+                from agent.llm.writer import LLMWriter
+
+                generator = LLMWriter(client, local=generator, embed=embed)
+            else:
+                from agent.llm.chooser import LLMChooser
+
+                auditor = LLMChooser(client, local=auditor)
+        return Roles(RulePlanner(), auditor, KeywordReformulator(), generator, CitationVerifier())
     if backend in ("openai", "embedded"):
         from agent.llm_roles import llm_roles
 

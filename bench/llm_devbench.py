@@ -15,8 +15,11 @@ expected behaviour, the outcome, the answer (to grade by reading against the gol
 calls, tokens and latency, then per configuration: runs FAILED, mean calls, mean prompt and
 completion tokens, p50 latency; and the server's prefill and generation speeds from its log.
 
-`--answer-by` (PORTAL_LLM_ANSWER_BY, docs/llm.md "Writer mode"): `model` (default), the LLM roles;
-`writer`, the local roles choose the evidence and the model words ANSWER/PARTIAL answers; `local`,
+`--answer-by` (PORTAL_LLM_ANSWER_BY, docs/llm.md "Writer mode", "Chooser mode"): `model` (default), the
+LLM roles; `writer`, the local roles choose the evidence and the model words ANSWER/PARTIAL answers;
+`chooser`, the model only says which of the local ranking's best sentences answer (`--chooser-shown`,
+`--chooser-none-below` set agent.llm.chooser.ChooserParams for the run; the audit step's note with the
+model's choice is printed per run); `local`,
 the local backend with no model server, for the same questions in the same report. The generator's
 notes (a model sentence replaced by the sentence it cites, one citing nothing) are printed per run and
 counted per configuration.
@@ -82,7 +85,11 @@ def main() -> None:
     parser.add_argument("--split", default="test")
     parser.add_argument("--var", default=str(ROOT / "var" / "bench-llm"))
     parser.add_argument("--collection", default="llm-latency")
-    parser.add_argument("--answer-by", choices=("model", "writer", "local"), default="model")
+    parser.add_argument("--answer-by", choices=("model", "writer", "chooser", "local"), default="model")
+    parser.add_argument("--chooser-shown", type=int, default=0,
+                        help="chooser mode: how many candidates the model is shown (default: ChooserParams.shown)")
+    parser.add_argument("--chooser-none-below", type=float, default=None,
+                        help="chooser mode: ChooserParams.none_below (default: the shipped value)")
     args = parser.parse_args()
     local = args.answer_by == "local"
 
@@ -106,6 +113,14 @@ def main() -> None:
     from knowledge.models import Collection
 
     call_command("migrate", verbosity=0)
+    if args.answer_by == "chooser":
+        from dataclasses import replace
+
+        from agent.llm import chooser
+
+        chooser.DEFAULT_PARAMS = replace(chooser.DEFAULT_PARAMS, **{k: v for k, v in (
+            ("shown", args.chooser_shown or None), ("none_below", args.chooser_none_below)) if v is not None})
+        print(f"chooser: {chooser.DEFAULT_PARAMS}", file=sys.stderr)
     collection = Collection.objects.get(slug=args.collection)
     ready = {Path(n).stem for n in collection.documents.filter(status="ready").values_list("original_name", flat=True)}
     questions = [q for q in with_splits(load_questions())
@@ -154,6 +169,9 @@ def main() -> None:
         print(f"A: {run.answer or run.error}")
         for note in _notes(run):
             print(f"NOTE: {note}")
+        audit = run.steps.filter(kind="audit").last()
+        if audit is not None and "the model " in audit.output.get("reason", ""):
+            print(f"AUDIT: {audit.output['reason']}")
         print()
     print("| config | runs | FAILED | calls / q | prompt tokens / q | completion tokens / q | p50 latency "
           "| model sentences replaced |")

@@ -44,8 +44,9 @@ OPENAI_API_KEY = env_secret("PORTAL_OPENAI_API_KEY", env_secret("OPENAI_API_KEY"
 OPENAI_BASE_URL = env_str("PORTAL_OPENAI_BASE_URL", env_str("OPENAI_BASE_URL", "")) or None
 LLM_MODEL = env_str("PORTAL_LLM_MODEL", "gpt-4o-mini")
 # With a model backend, who writes the answer of new runs (agent.configs.ANSWER_BY, docs/llm.md
-# "Writer mode"): "model" (the LLM roles) or "writer" (local roles; the model words the answer).
-LLM_ANSWER_BY = env_choice("PORTAL_LLM_ANSWER_BY", "model", ("model", "writer"))
+# "Writer mode", "Chooser mode"): "model" (the LLM roles), "writer" (local roles; the model words the
+# answer) or "chooser" (local roles; the model chooses which of the best-ranked sentences answer).
+LLM_ANSWER_BY = env_choice("PORTAL_LLM_ANSWER_BY", "model", ("model", "writer", "chooser"))
 # A CPU model prefills ~1.5k prompt tokens in 10-40 s on a busy 2-core machine (docs/llm.md).
 LLM_TIMEOUT_SECONDS = env_float("PORTAL_LLM_TIMEOUT_SECONDS", 180.0 if LLM_BACKEND == "embedded" else 60.0,
                                 minimum=0.1)

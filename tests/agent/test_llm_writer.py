@@ -35,9 +35,9 @@ UNANSWERED = "How many parameters does the SPARTA model have?"
 POOLING = "Does BEIR evaluate on TREC-COVID?"
 
 
-def _run(collection, user, settings, question: str, *, backend: str = "openai") -> Run:
+def _run(collection, user, settings, question: str, *, backend: str = "openai", answer_by: str = "writer") -> Run:
     settings.LLM_BACKEND = backend
-    settings.LLM_ANSWER_BY = "writer"
+    settings.LLM_ANSWER_BY = answer_by
     run = services.run_create(collection=collection, user=user, question=question, config_name="agentic",
                               enqueue=False)
     run = services.run_execute(run_id=run.pk)
