@@ -530,6 +530,7 @@ def test_a_name_need_whose_best_sentence_names_something_new_keeps_half_its_focu
     ("What is a grid encoder?", ["grid", "encod"]),
     # Not a definition: a value of something, or a noun the clause goes on about.
     ("What is the best grid encoder?", []),
+    ("What is their main grid encoder?", []),
     ("What is the learning rate of Harrowgate?", []),
     ("What is Harrowgate trained on?", []),
     ("What is it?", []),
@@ -544,6 +545,9 @@ def test_a_defined_term_is_named_by_all_its_words_in_order_whatever_the_case_hyp
     assert sufficiency.names_term(term, "Both cell hoppings visit every cell once.")
     assert not sufficiency.names_term(term, "The reader hops from one cell to the next.")
     assert not sufficiency.names_term(term, "Each cell is encoded once; hopping is not used.")
+    # In order with one other content word between: "cell-wise hopping" names it, a clause apart does not.
+    assert sufficiency.names_term(term, "A cell-wise hopping order is used.")
+    assert not sufficiency.names_term(term, "Each cell is read by the decoder before hopping begins.")
     assert sufficiency.names_term([], "Anything at all.")
 
 
@@ -576,3 +580,4 @@ def test_a_defined_term_a_sentence_names_is_answered(ask):
 
 def test_a_quoted_title_is_no_defined_term():
     assert sufficiency.defined_term("In 'Grids Meet Manifests', how large are the cells?") == []
+    assert sufficiency.defined_term("In the 'Lost in the Grid' tests, how large are the cells?") == []
