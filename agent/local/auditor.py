@@ -398,6 +398,9 @@ class LocalAuditor:
         # document and, for the selection model, its sentence are to mention.
         gate = gate_anchors(fact)
         terms = content_terms(fact)
+        # A term the need quotes or asks to define ("What is 'late chunking'"): only a sentence
+        # that names it, or follows one that does, can answer (agent.local.sufficiency.defined_term).
+        defined = sufficiency.defined_term(fact)
         ranked = []
         for sc in scores:
             cand = cands[sc.index]
@@ -409,6 +412,8 @@ class LocalAuditor:
             fit = offers(need, fact, cand.quote, context=cand.context)
             # A quote the verifier would drop (a fragment of a few words) cannot answer.
             if fit <= 0 or eligibility(cand.quote) or (not p.pointers_answer and points_elsewhere(cand.quote)):
+                continue
+            if not (sufficiency.names_term(defined, cand.quote) or sufficiency.names_term(defined, cand.context)):
                 continue
             if gate and gate_coverage(fact, doc_terms[doc_key(sources[cand.source_index])]) < p.anchor_min:
                 continue

@@ -672,7 +672,10 @@ def _carry(clause: str, said: str, lead: str, *, situate: bool = True) -> str:
     """The clause with what the question said before it (see _needs)."""
     names = _names(said)
     if len(names) == 1 and _IT.search(clause):
-        name = names[0]
+        # A term the question quotes stays quoted ("how does 'cell hopping' differ ..."): the
+        # auditor holds every need about it to sentences that name it (sufficiency.defined_term).
+        name = names[0] if names[0] not in {m.group("term").strip() for m in _QUOTED.finditer(said)} \
+            else f"'{names[0]}'"
         return _IT.sub(lambda m: name if m.group("it").lower() == "it" else f"{name}'s", clause)
     if lead:
         return f"{lead}, {clause[0].lower()}{clause[1:]}"

@@ -55,7 +55,7 @@ import numpy as np
 
 from agent.local.answer_type import need_of
 from agent.local.selection import FEATURES
-from agent.local.text import anchor_terms, content_terms, coverage, stem
+from agent.local.text import NEGATIONS, STOPWORDS, anchor_terms, content_terms, coverage, stem
 
 ALL_FEATURES = ("best_logit", "margin", "support", "idf_context", "answer_fit", "focus", "anchors", "focus_miss",
                 "fit_gap", "miss_and_gap", "premise_unconfirmed")
@@ -97,6 +97,84 @@ _NAMINGS = frozenset(content_terms("name names term terms acronym abbreviation")
 _NAME_OF = re.compile(r"\b(?:names?|terms?)\s+(?:of|for)\s+(?:the\s+|a\s+|an\s+|their\s+|its\s+)?"
                       r"(?P<n>[\w\-]+(?:\s+[\w\-]+){0,2})", re.IGNORECASE)
 _MODIFIERS = frozenset(content_terms("exact specific particular precise actual other main"))
+
+
+# A term the need defines or quotes: "What is 'late chunking'", "what does query drift mean",
+# "what do the authors mean by question-only retrieval", "define dense retrieval", "what is a
+# sparse index". Plain words in quotes are a coined term, not a name (agent.local.text.
+# anchor_terms finds only names, acronyms and numbers), and "what is X" has no asked noun for
+# answer_type, so without this a sentence sharing one word of X answers it. Unquoted, "what
+# is X" counts only without a determiner other than a/an and with X a short phrase that ends
+# the clause ("what is the best retriever", "what is their main metric", "what are typical
+# chunk sizes" ask for a value, not a definition).
+_QUOTED = re.compile(r"(?<!\w)['\u2018\"\u201c](?P<t>[^'\u2019\"\u201d]{2,60})['\u2019\"\u201d](?!\w)")
+_TERM = r"(?P<t>[\w\-/]+(?:\s+[\w\-/]+){0,3})"
+_DEFINED = (
+    re.compile(rf"^what\s+is\s+(?:an?\s+)?(?!(?:the|it|this|that|these|those|its|their|our|his|her|your)\b){_TERM}\s*[?.!]*$", re.IGNORECASE),
+    re.compile(rf"^what\s+(?:does|do)\s+(?:the\s+)?(?:(?:term|phrase|word|notion|concept)\s+)?{_TERM}\s+"
+               r"(?:mean|stand\s+for|refer\s+to)\s*[?.!]*$", re.IGNORECASE),
+    re.compile(rf"^what\b.*\b(?:mean|meant)\s+by\s+(?:the\s+|an?\s+)?(?:(?:term|phrase|notion|concept)\s+)?{_TERM}\s*[?.!]*$",
+               re.IGNORECASE),
+    re.compile(rf"^(?:please\s+)?define\s+(?:the\s+|an?\s+)?(?:(?:term|phrase|notion|concept)\s+)?{_TERM}\s*[?.!]*$",
+               re.IGNORECASE),
+)
+# Words that end a term where a question goes on ("what is X used for", "what is X in Y").
+_NOT_IN_TERM = frozenset({"of", "in", "for", "on", "used", "by", "with", "to", "from", "that", "when", "and", "or",
+                          "is", "are", "was", "were", "does", "do", "did"})
+
+
+def _phrase(text: str) -> list[str]:
+    """The stemmed content words of a text in order, hyphenated words split into their parts
+    ("late-chunking" and "late chunking" both give late, chunk)."""
+    return [stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())
+            if w not in STOPWORDS and w not in NEGATIONS and (len(w) > 1 or w.isdigit())]
+
+
+def defined_term(fact: str) -> list[str]:
+    """The stemmed content words, in order, of the term the need quotes or asks to define
+    ("What is 'late chunking'": late, chunk); [] when it has none."""
+    for quoted in _QUOTED.finditer(fact):
+        # A quoted title or name ("In 'Retrieval meets Long Context', ...", "the 'Lost in the
+        # Middle' experiments": most of its content words capitalised) is no term a sentence
+        # names: the paper is its own title, and names are anchor_terms' already.
+        said = [w for w in quoted.group("t").split() if w.lower() not in STOPWORDS]
+        if 2 * sum(w[:1].isupper() for w in said) <= len(said):
+            return _phrase(quoted.group("t"))
+    text = fact.strip()
+    for pattern in _DEFINED:
+        m = pattern.search(text)
+        if m and not set(m.group("t").lower().split()) & _NOT_IN_TERM:
+            return _phrase(m.group("t"))
+    return []
+
+
+# Content words a sentence may put between two of the term's ("a question-only *setting* for
+# the retrieval phase" names question-only retrieval); stopwords are not counted.
+_TERM_GAP = 1
+
+
+def names_term(term: list[str], text: str) -> bool:
+    """Whether the text names the term: all its content words in order, at most _TERM_GAP
+    other content words between two of them and no punctuation, whatever the case, hyphens or plural
+    ("Late-Chunking" and "late chunkings" name "late chunking"; "chunks embedded late" and
+    "late interaction scores every token of a chunk" do not). True when there is no term."""
+    if not term:
+        return True
+    return any(_in_order(term, _phrase(clause)) for clause in re.split(r"[;:,!?()\[\]]|\.\s", text))
+
+
+def _in_order(term: list[str], seq: list[str]) -> bool:
+    """Whether the words `seq` hold the term in order, at most _TERM_GAP others between two of its words."""
+    for start in (i for i, w in enumerate(seq) if w == term[0]):
+        at = start
+        for word in term[1:]:
+            nxt = next((j for j in range(at + 1, min(at + 2 + _TERM_GAP, len(seq))) if seq[j] == word), None)
+            if nxt is None:
+                break
+            at = nxt
+        else:
+            return True
+    return False
 
 
 def asked_focus(fact: str) -> list[str]:

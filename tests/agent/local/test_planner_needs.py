@@ -35,6 +35,13 @@ def test_it_refers_to_the_one_thing_the_question_named():
     assert facts("Which corpus feeds Lumen, and how large is its vocabulary?")[1] == "how large is Lumen's vocabulary?"
 
 
+def test_it_referring_to_a_quoted_term_keeps_its_quotes():
+    # The auditor holds every need about a quoted term to sentences that name it
+    # (agent.local.sufficiency.defined_term), the later part too.
+    assert facts("What is 'cell hopping', and how does it differ from row pooling?") == [
+        "What is 'cell hopping'", "how does 'cell hopping' differ from row pooling?"]
+
+
 def test_it_stays_when_the_question_named_more_than_one_thing():
     # "it" may be the encoder or Lumen or Quill: nothing is guessed.
     assert facts("Which encoder did Lumen borrow from Quill, and was it frozen?")[1] == "was it frozen?"

@@ -519,3 +519,68 @@ def test_a_name_need_whose_best_sentence_names_something_new_keeps_half_its_focu
         (x, _), = auditor.rank_sentences(question, plan, sources, need_features=("focus_miss",))
         ps[fill] = float(x[0])
     assert ps[1.0] == 1.0 and ps[0.5] == 0.5
+
+
+# --- a term the need quotes or asks to define ------------------------------------------------
+
+@pytest.mark.parametrize("question, term", [
+    ("What is 'cell hopping', and how does it differ from row reading?", ["cell", "hop"]),
+    ("What is \u201cgrid-aware decoding\u201d?", ["grid", "awar", "decod"]),
+    ("What does slot drift mean?", ["slot", "drift"]),
+    ("What do the Harrowgate authors mean by cell-only pooling?", ["cell", "pool"]),
+    ("What is meant by manifest pooling?", ["manifest", "pool"]),
+    ("Define layout tokens.", ["layout", "token"]),
+    ("What is a grid encoder?", ["grid", "encod"]),
+    # Not a definition: a value of something, or a noun the clause goes on about.
+    ("What is the best grid encoder?", []),
+    ("What is their main grid encoder?", []),
+    ("What is the learning rate of Harrowgate?", []),
+    ("What is Harrowgate trained on?", []),
+    ("What is it?", []),
+])
+def test_the_defined_term_is_the_quoted_term_or_the_x_of_what_is_x(question, term):
+    assert sufficiency.defined_term(question) == term
+
+
+def test_a_defined_term_is_named_by_all_its_words_in_order_whatever_the_case_hyphens_or_plural():
+    term = sufficiency.defined_term("What is 'cell hopping'?")
+    assert sufficiency.names_term(term, "We call this Cell-Hopping: the reader jumps between cells.")
+    assert sufficiency.names_term(term, "Both cell hoppings visit every cell once.")
+    assert not sufficiency.names_term(term, "The reader hops from one cell to the next.")
+    assert not sufficiency.names_term(term, "Each cell is encoded once; hopping is not used.")
+    # In order with one other content word between: "cell-wise hopping" names it, a clause apart does not.
+    assert sufficiency.names_term(term, "A cell-wise hopping order is used.")
+    assert not sufficiency.names_term(term, "Each cell is read by the decoder before hopping begins.")
+    assert sufficiency.names_term([], "Anything at all.")
+
+
+GRID_PAPER = [
+    make_source(1, "Harrowgate encodes every manifest page as a grid of text cells.", title=TITLE),
+    make_source(2, "Row pooling averages the vectors of the cells in one row, so a row becomes one vector.",
+                title=TITLE),
+    make_source(3, "Hopping is how the reader moves between cells: it visits the right neighbour of each cell "
+                   "before the next row.", title=TITLE),
+]
+
+
+@pytest.mark.parametrize("question", [
+    "What is 'cell hopping'?",
+    # The later part carries the quoted term ("how does 'cell hopping' differ ..."): it too must be named.
+    "What is 'cell hopping', and how does it differ from row pooling?",
+])
+def test_a_defined_term_no_sentence_names_leaves_its_need_unanswered(ask, question):
+    # "cell hopping" is coined: sentence 3 says "Hopping" and "cells" (and, without this rule,
+    # answered both parts), but no sentence names the term.
+    audit, answer = ask(question, GRID_PAPER)
+    assert all(f.label == SupportLabel.UNSUPPORTED for f in audit.facts) and answer.outcome == Outcome.REFUSAL
+
+
+def test_a_defined_term_a_sentence_names_is_answered(ask):
+    audit, answer = ask("What is 'row pooling'?", GRID_PAPER)
+    assert audit.facts[0].label == SupportLabel.SUPPORTED
+    assert answer.outcome == Outcome.ANSWER and "Row pooling averages" in answer.text
+
+
+def test_a_quoted_title_is_no_defined_term():
+    assert sufficiency.defined_term("In 'Grids Meet Manifests', how large are the cells?") == []
+    assert sufficiency.defined_term("In the 'Lost in the Grid' tests, how large are the cells?") == []
