@@ -71,7 +71,8 @@ _MANNER_NOUNS = frozenset({"way", "ways", "extent", "reason", "degree", "sense",
 # their own), nor before a verb, nor in a request ("Compare X with Y ...").
 _IN_SITU = re.compile(rf"(?<![,:;] )\b(?:which|what|how\s+many|how\s+much)\s+(?!{_AUX}\b)(?=[\w\-]+)", re.IGNORECASE)
 _IMPERATIVE = re.compile(r"^(?:please\s+)?(?:compare|contrast|list|name|give|explain|describe|tell|show|summari[sz]e|"
-                         r"outline|find|state|report)\b", re.IGNORECASE)
+                         r"outline|find|state|report|define|identify|specify|enumerate|discuss|characteri[sz]e)\b",
+                         re.IGNORECASE)
 _COMPARE_VERB = re.compile(r"\b(?:compare[sd]?|differ[s]?|stack\s+up|measure\s+up)\s+(?:to|with|against|from)\b",
                            re.IGNORECASE)
 _HOW_COME = re.compile(r"^how\s+come\s+(?P<body>.+?)\??$", re.IGNORECASE)

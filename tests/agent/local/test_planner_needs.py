@@ -100,6 +100,12 @@ def test_a_request_is_an_ask_not_a_claim_to_confirm():
     assert plan.premise == "Osprey splits a receipt into fields"
 
 
+@pytest.mark.parametrize("request_", ["Define receipt field splitting.", "Identify the parser Osprey uses.",
+                                      "Specify the batch size of the Osprey parser."])
+def test_requests_by_other_verbs_are_asked_too(request_):
+    assert RulePlanner().plan(request_).facts == [request_]
+
+
 def test_compare_a_dimension_of_one_thing_with_that_of_another_asks_it_of_each():
     plan = RulePlanner().plan("Compare the index size and the latency of Osprey-small with those of Osprey-large.")
     assert plan.facts == ["What is the index size and the latency of Osprey-small?",
