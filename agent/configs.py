@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from agent.roles import Auditor, Generator, Planner, Reformulator, Verifier
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from agent.local.embed import EmbedFn
 
 
@@ -178,7 +180,7 @@ class Roles:
 
 
 def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None,
-                embed: EmbedFn | None = None) -> Roles:
+                embed: EmbedFn | None = None, documents: Sequence[int] | None = None) -> Roles:
     """The role implementations for a backend: "local" (offline), or "openai" and "embedded"
     (agent.llm_roles; `embedded` is the same client pointed at the local llama-server).
 
@@ -188,6 +190,8 @@ def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None
     (agent.llm.chooser.LLMChooser), and the local generator composes the answer from them.
     The verifier is always the deterministic one: no model decides whether a quote exists.
     `embed` is the local roles' sentence embedder (default: agent.local.embed.get_embed()).
+    `documents`: the run is limited to these documents (Run.documents); a model's whole-paper
+    summary reads no other paper.
     """
     from agent.verify import CitationVerifier
 
@@ -213,9 +217,11 @@ def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None
                 auditor = LLMChooser(client, local=auditor)
         return Roles(RulePlanner(), auditor, KeywordReformulator(), generator, CitationVerifier())
     if backend in ("openai", "embedded"):
+        from agent.llm.whole import default_library
         from agent.llm_roles import llm_roles
 
-        roles = llm_roles(client, answer_gate=config.answer_gate)
+        roles = llm_roles(client, answer_gate=config.answer_gate,
+                          library=default_library(documents) if documents else None)
         return Roles(roles["planner"], roles["auditor"], roles["reformulator"], roles["generator"],
                      CitationVerifier())
     raise ValueError(f"Unknown LLM backend {backend!r}: use local, openai or embedded.")

@@ -241,7 +241,8 @@ def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None, web_e
     known = {f.name for f in RunConfig.__dataclass_fields__.values()}
     config = RunConfig(**{k: v for k, v in run.config.items() if k in known})
     backend = run.config.get("backend", settings.LLM_BACKEND)
-    roles = roles or build_roles(config, backend, embed=portal_embed())
+    scope = sorted(run.documents.values_list("pk", flat=True)) or None
+    roles = roles or build_roles(config, backend, embed=portal_embed(), documents=scope)
     retrieval_usage = None
     rewrite_usage = None
     if run.thread_id and not run.search_question:
@@ -254,7 +255,6 @@ def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None, web_e
         Run.objects.filter(pk=run.pk).update(search_question=run.search_question, updated_at=timezone.now())
     collections = [run.collection, *run.extra_collections.order_by("pk")]
     if retriever is None:
-        scope = sorted(run.documents.values_list("pk", flat=True)) or None
         inner = (MultiCollectionRetriever(collections, mode=config.retrieval_mode, rerank=config.rerank,
                                           document_ids=scope)
                  if len(collections) > 1 else

@@ -172,7 +172,11 @@ class SourcesLibrary:
 
 class DatabaseLibrary:
     """The ready papers of the collections the run's retrieved chunks belong to (so never a
-    collection the run does not search), read from the database."""
+    collection the run does not search), read from the database; only `document_ids` when the
+    run is limited to some documents (Run.documents)."""
+
+    def __init__(self, document_ids: Sequence[int] | None = None) -> None:
+        self.document_ids = list(document_ids) if document_ids else None
 
     def catalogue(self, sources: Sequence[Source]) -> list[PaperRef]:
         from knowledge.models import Document
@@ -182,6 +186,8 @@ class DatabaseLibrary:
             return []
         collections = set(Document.objects.filter(pk__in=ids).values_list("collection_id", flat=True))
         rows = Document.objects.filter(collection_id__in=collections, status=Document.Status.READY).order_by("pk")
+        if self.document_ids is not None:
+            rows = rows.filter(pk__in=self.document_ids)
         return [PaperRef(pk, title, name) for pk, title, name in rows.values_list("pk", "title", "original_name")]
 
     def chunks(self, document_id: int) -> list[Source]:
@@ -194,15 +200,16 @@ class DatabaseLibrary:
                        section=c.section_title, text=c.text) for c in rows]
 
 
-def default_library() -> Library:
-    """The database's papers inside the portal (Django set up), else the retrieved chunks only."""
+def default_library(document_ids: Sequence[int] | None = None) -> Library:
+    """The database's papers inside the portal (Django set up; only `document_ids` when given),
+    else the retrieved chunks only."""
     try:
         from django.apps import apps
         from django.conf import settings
     except ImportError:  # pragma: no cover - Django is a dependency
         return SourcesLibrary()
     if settings.configured and apps.ready:
-        return DatabaseLibrary()
+        return DatabaseLibrary(document_ids)
     return SourcesLibrary()
 
 

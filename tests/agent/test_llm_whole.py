@@ -393,3 +393,16 @@ def test_a_sentence_cut_at_the_replys_bound_is_dropped_not_shown_half():
     draft = whole.generate(question, evidence, audit)
     assert draft is not None and [s.text for s in draft.sentences] == [source.text]
     assert any(n.startswith("cut off at the reply's 240-character bound") for n in draft.notes)
+
+
+def test_a_run_limited_to_one_paper_summarises_no_other(openai_settings, fake_openai, collection, alice, papers):
+    # A rephrasing asked of its own paper (Run.documents): the whole-paper path reads that paper only.
+    fake_openai.responder = summarising_model()
+    run = services.run_create(collection=collection, user=alice, question="Summarize the papers.",
+                              config_name="agentic", enqueue=False, documents=[papers["lumen"].pk])
+    run = services.run_execute(run_id=run.pk, retriever=ListRetriever(_chunks(collection)))
+
+    assert run.status == Run.Status.DONE, run.error
+    assert fake_openai.chat_requests
+    assert all("Quill" not in request.text for request in fake_openai.chat_requests)
+    assert {c.chunk.document_id for c in run.citations.all()} <= {papers["lumen"].pk}
