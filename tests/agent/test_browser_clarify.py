@@ -38,15 +38,15 @@ def test_a_picked_rephrasing_is_asked_of_its_paper_and_answered_from_it(
     _index(collection, RATES)
     quill = Document.objects.get(title__startswith="Quill")
     vague = services.run_create(collection=collection, user=alice, enqueue=False,
-                                question="What learning rate did they use?")
+                                question="Which learning rate did they train with?")
     services.run_execute(run_id=vague.pk)
     log_in(page, live_server, alice, password)
     page.goto(f"{live_server.url}/runs/{vague.pk}/")
     page.locator("[data-outcome=clarify]").wait_for()
-    page.get_by_role("button", name="What learning rate did the authors of Quill use?").click()
+    page.get_by_role("button", name="Which learning rate did the authors of Quill train with?").click()
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
     asked = Run.objects.latest("pk")
-    assert asked.pk != vague.pk and asked.question == "What learning rate did the authors of Quill use?"
+    assert asked.pk != vague.pk and asked.question == "Which learning rate did the authors of Quill train with?"
     assert list(asked.documents.values_list("pk", flat=True)) == [quill.pk]
     services.run_execute(run_id=asked.pk)
     page.locator("#run[data-final='1']").wait_for()

@@ -117,12 +117,12 @@ def test_they_over_papers_that_answer_differently_asks_which_paper(collection, a
     from rest_framework.test import APIClient
 
     _index(collection, RATES)
-    run = _answer(collection, alice, "What learning rate did they use?")
+    run = _answer(collection, alice, "Which learning rate did they train with?")
     assert run.outcome == Outcome.CLARIFY and run.verdict == "CLARIFY"
     assert "Which one do you mean?" in run.answer
     # One rephrasing per paper whose evidence answers, naming it in place of "they".
-    assert "What learning rate did the authors of Lumen use?" in run.suggestions
-    assert "What learning rate did the authors of Quill use?" in run.suggestions
+    assert "Which learning rate did the authors of Lumen train with?" in run.suggestions
+    assert "Which learning rate did the authors of Quill train with?" in run.suggestions
     assert not any("Harrow" in s for s in run.suggestions)
 
     api = APIClient()
@@ -134,13 +134,13 @@ def test_they_over_papers_that_answer_differently_asks_which_paper(collection, a
     for s in run.suggestions:
         assert f'value="{s}"' in page
     # The rephrasing names the paper: asked, it is answered from that paper.
-    asked = _answer(collection, alice, "What learning rate did the authors of Quill use?")
+    asked = _answer(collection, alice, "Which learning rate did the authors of Quill train with?")
     assert asked.outcome == Outcome.ANSWER and "1e-5" in asked.answer
 
 
 def test_they_with_one_paper_in_scope_is_answered(collection, alice):
     _index(collection, RATES[1:2])
-    run = _answer(collection, alice, "What learning rate did they use?")
+    run = _answer(collection, alice, "Which learning rate did they train with?")
     assert run.outcome == Outcome.ANSWER and "1e-5" in run.answer and not run.suggestions
 
 
@@ -152,18 +152,18 @@ def test_a_rephrasing_is_asked_of_its_paper_only_through_the_api(collection, ali
     _index(collection, RATES)
     quill = Document.objects.get(title__startswith="Quill")
     lumen = Document.objects.get(title__startswith="Lumen")
-    run = _answer(collection, alice, "What learning rate did they use?")
-    assert run.suggestion_documents["What learning rate did the authors of Quill use?"] == [quill.pk]
+    run = _answer(collection, alice, "Which learning rate did they train with?")
+    assert run.suggestion_documents["Which learning rate did the authors of Quill train with?"] == [quill.pk]
 
     api = APIClient()
     api.force_authenticate(alice)
     body = api.get(reverse("api:run_detail", kwargs={"pk": run.pk})).json()
     suggested = {s["question"]: s["documents"] for s in body["suggested_questions"]}
-    assert suggested["What learning rate did the authors of Quill use?"] == [quill.pk]
+    assert suggested["Which learning rate did the authors of Quill train with?"] == [quill.pk]
     assert body["documents"] == []
     # Asked back as offered: limited to that paper, and answered from it.
     created = api.post(reverse("api:run_list"), {"collection": collection.slug, "documents": [quill.pk],
-                                                  "question": "What learning rate did the authors of Quill use?"},
+                                                  "question": "Which learning rate did the authors of Quill train with?"},
                        format="json")
     assert created.status_code == 202 and created.json()["documents"] == [quill.pk]
     asked = Run.objects.get(pk=created.json()["id"])
@@ -173,7 +173,7 @@ def test_a_rephrasing_is_asked_of_its_paper_only_through_the_api(collection, ali
     assert {c.chunk.document_id for c in asked.citations.all()} == {quill.pk}
     # The scope holds whatever the question says: asked of Lumen, Quill's sentence is never read.
     other = services.run_create(collection=collection, user=alice, enqueue=False, documents=[lumen.pk],
-                                question="What learning rate did the authors of Quill use?")
+                                question="Which learning rate did the authors of Quill train with?")
     tasks.answer_run(other.pk)
     other.refresh_from_db()
     assert "1e-5" not in other.answer

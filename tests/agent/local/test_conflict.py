@@ -71,7 +71,7 @@ def test_the_auditor_no_longer_reports_two_models_settings_as_disagreeing(embed)
         make_source(22, "Baselines. For Belmar, we used a learning rate of 0.01 and a batch size of 32.",
                     title=title),
     ]
-    question = "What learning rate did they use?"
+    question = "Which learning rate did they train with?"
     plan = RulePlanner().plan(question)
     before = LocalAuditor(embed=embed, params=CUE_ONLY).audit(question, plan, sources, can_retry=False)
     after = LocalAuditor(embed=embed).audit(question, plan, sources, can_retry=False)
@@ -80,7 +80,7 @@ def test_the_auditor_no_longer_reports_two_models_settings_as_disagreeing(embed)
 
 
 def _traced(a: str, b: str, cue: str, *, answers_b: float = 0.5) -> dict:
-    return {"fact": "What learning rate did they use?", "quote_a": a, "quote_b": b, "context_a": "", "context_b": "",
+    return {"fact": "Which learning rate did they train with?", "quote_a": a, "quote_b": b, "context_a": "", "context_b": "",
             "answers_a": 0.4, "answers_b": answers_b, "support_b": 0.7, "cue": cue, "final": True}
 
 
