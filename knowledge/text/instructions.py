@@ -26,7 +26,8 @@ _INJECTION = re.compile(
     r"\b(?:(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|"
     r"preceding|your)\s+(?:instructions|prompts?|rules|directions)|"
     r"answer\s+(?:every|all|each|any)\s+(?:question|query|request)s?|"
-    r"(?:system|developer)\s+(?:prompt|message)|you\s+are\s+now\b|do\s+not\s+cite|"
+    r"(?:ignore|disregard|override|reveal|print|show|repeat|output|follow)\s+(?:the\s+|your\s+|this\s+|my\s+)?"
+    r"(?:new\s+)?(?:system|developer)\s+(?:prompt|message)|you\s+are\s+now\b|do\s+not\s+cite|"
     r"reveal\s+(?:the\s+)?(?:documents?|contents?|secrets?|passwords?|data|prompt)|"
     r"(?:as|you\s+are)\s+an?\s+(?:ai|language\s+model|assistant)\b)",
     re.IGNORECASE,
