@@ -87,3 +87,56 @@ def test_a_run_limited_to_documents_searches_within_them_only(collection):
 
     assert [s.chunk_id for s in limited.retrieve_within(query, k=5, document_ids=None)] == [mine.pk]
     assert [s.chunk_id for s in limited.retrieve_within(query, k=5, document_ids=[two.pk])] == [mine.pk]
+
+
+def test_a_sentence_search_within_documents_reads_only_those(collection):
+    one, two = make_document(collection=collection), make_document(collection=collection)
+    near = make_chunk(document=one, text="Old entries are dropped after six hours. The cache holds 4,000 pages.")
+    other = make_chunk(document=two, text="Our cache holds pages until the disk is full.")
+    index_rebuild(collection=collection)
+    collection.refresh_from_db()
+    query = "how many pages does the cache hold"
+    retriever = CollectionRetriever(collection)
+    assert {s.chunk_id for s in retriever.retrieve_sentences_within(query, k=5, document_ids=None)} == {
+        near.pk, other.pk}
+    found = retriever.retrieve_sentences_within(query, k=5, document_ids=[two.pk])
+    assert [s.chunk_id for s in found] == [other.pk] and found[0].query == query
+    # A run limited to one document never reads another.
+    limited = CollectionRetriever(collection, document_ids=[one.pk])
+    assert [s.chunk_id for s in limited.retrieve_sentences_within(query, k=5, document_ids=[two.pk])] == [near.pk]
+
+
+def test_a_run_reads_the_answering_chunk_of_the_named_paper_below_the_top_k(collection):
+    # A small collection written for this test: the question's own search ranks the chunks
+    # that repeat its words first; the one that answers says it in other words, and only the
+    # need's search inside the paper the question names reaches it (agent.loop._need_search).
+    from agent.configs import RunConfig, build_roles
+    from agent.local.embed import get_embed
+    from agent.loop import AgentLoop
+
+    lumen = make_document(collection=collection, title="Lumen: Caching Web Pages for Retrieval Agents")
+    survey = make_document(collection=collection, title="Kestrel: A Survey of Retrieval Agents")
+    for text in ("The Lumen cache keeps the web pages a retrieval agent has read, keyed by their address.",
+                 "Every fetch first checks the Lumen cache, so a web page read twice is fetched once.",
+                 "We measure how often the Lumen cache saves a fetch of a web page on three agent tasks."):
+        make_chunk(document=lumen, text=text)
+    answer = make_chunk(document=lumen, text="Entries older than six hours are dropped. At most 4,000 pages "
+                                             "are held in memory at any time.")
+    for text in ("Agents such as Lumen cache the web pages they read; most evict pages by age.",
+                 "A cache of web pages saves agents many fetches, as Lumen and others show.",
+                 "Retrieval agents fetch web pages through a search engine and read them."):
+        make_chunk(document=survey, text=text)
+    index_rebuild(collection=collection)
+    collection.refresh_from_db()
+    question = "How many pages can the Lumen cache hold in memory?"
+
+    def run(need_search):
+        cfg = RunConfig("t", plan=True, audit=True, top_k=2, need_search=need_search)
+        loop = AgentLoop(cfg, build_roles(cfg, embed=get_embed()), CollectionRetriever(collection), concurrent=False)
+        return loop.run(question)
+
+    plain, searched = run(0), run(3)
+    assert answer.pk not in {s.chunk_id for s in plain.sources}
+    found = {s.chunk_id: s for s in searched.sources}
+    assert answer.pk in found and found[answer.pk].pool
+    assert any(c.chunk_id == answer.pk and "4,000" in c.quote for c in searched.answer.citations)
