@@ -62,11 +62,6 @@ class RunConfig:
     # gives, in the papers it names (agent.loop.AgentLoop._premise_search); the premise check
     # reads its chunks, the choice of the answering sentences does not (docs/agent.md).
     premise_search: bool = False
-    # With an auditor that reads a pool: for each need about one paper (named, or holding most
-    # of the top chunks), the chunks of that paper's `need_search` sentences closest to the need
-    # (the sentence search restricted to the paper, agent.local.need_search): pool chunks the
-    # answer's choice reads and the premise check does not (0: off).
-    need_search: int = 0
     # LLM backends: an audited ANSWER or PARTIAL stands only where the local auditor would not
     # refuse the question on the same evidence (agent.llm.drafts.local_refusal: "needs", no need
     # answered; "verdict", any refusal; "off"); else the run refuses. Measured on the calibration
@@ -101,9 +96,6 @@ HEAD_NAMES = 1.0
 # The search for what each presupposition states (RunConfig.premise_search; docs/benchmarks.md,
 # "In-paper premise search (stop 28)").
 PREMISE_SEARCH = True
-# The sentences of each need's search inside the paper it is about (RunConfig.need_search;
-# docs/benchmarks.md, "In-paper need search (stop 29)").
-NEED_SEARCH = 5
 
 CONFIGS: dict[str, RunConfig] = {
     c.name: c
@@ -114,14 +106,12 @@ CONFIGS: dict[str, RunConfig] = {
         RunConfig("hybrid_rerank", retrieval_mode="rrf", rerank="sentence"),
         RunConfig("agentic_no_audit", plan=True),
         RunConfig("agentic_no_retry", plan=True, audit=True, sentence_pool=SENTENCE_POOL, heads=HEADS,
-                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES, premise_search=PREMISE_SEARCH,
-                  need_search=NEED_SEARCH),
+                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES, premise_search=PREMISE_SEARCH),
         RunConfig("agentic", plan=True, audit=True, max_retries=2, sentence_pool=SENTENCE_POOL, heads=HEADS,
-                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES, premise_search=PREMISE_SEARCH,
-                  need_search=NEED_SEARCH),
+                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES, premise_search=PREMISE_SEARCH),
         RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2,
                   sentence_pool=SENTENCE_POOL, heads=HEADS, neighbours=NEIGHBOURS, head_names=HEAD_NAMES,
-                  premise_search=PREMISE_SEARCH, need_search=NEED_SEARCH),
+                  premise_search=PREMISE_SEARCH),
     )
 }
 # The one list of configuration names (the ask form, the API, benchmarks).

@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from agent.configs import Roles, RunConfig
-from agent.local.candidates import gate_anchors, gate_coverage, plan_facts
+from agent.local.candidates import gate_anchors, gate_coverage
 from agent.local.text import term_set
 from agent.roles import Retriever
 from agent.steps import (
@@ -126,8 +126,7 @@ class AgentLoop:
             self.on_stage(stage)
 
     def _retrieve(self, queries: list[str], attempt: int, known: frozenset[int] = frozenset(),
-                  deep: bool = False, premises: list[str] | None = None,
-                  needs: list[str] | None = None) -> list[Source]:
+                  deep: bool = False, premises: list[str] | None = None) -> list[Source]:
         """Each query's top k, concurrently; merged round-robin so every query's best is near
         the top. With `known` (a retry), each query's k are the best chunks not already known,
         read from deeper: a reformulated query mostly finds the chunks the first pass had,
@@ -138,9 +137,8 @@ class AgentLoop:
         RunConfig.head_names), and the chunks next to each
         query's RunConfig.neighbours best join: those come after every top k, marked `pool`
         (the auditor may choose an answering sentence from them, the premise check does not
-        read them). With `needs` (RunConfig.need_search), each need's search inside the paper
-        it is about (_need_search), pool chunks too. With `premises` (RunConfig.premise_search),
-        last, each presupposition's own search (_premise_search)."""
+        read them). With `premises` (RunConfig.premise_search), last, each presupposition's
+        own search (_premise_search)."""
         self._stage(Stage.RETRIEVING)
         started = time.perf_counter()
         cfg = self.config
@@ -198,10 +196,6 @@ class AgentLoop:
             for near in neighbours(tops):
                 add(near.query, near, True)
         per_query = {q: [SourceBrief.of(s) for s in [*hits, *extra]] for q, hits, extra in zip(queries, results, extras)}
-        for query, hits in self._need_search(needs or [], merged):
-            per_query.setdefault(query, [SourceBrief.of(s) for s in hits])
-            for hit in hits:
-                add(query, hit, True)
         for query, hits in self._premise_search(premises or [], merged):
             per_query.setdefault(query, [SourceBrief.of(s) for s in hits])
             for hit in hits:
@@ -211,21 +205,6 @@ class AgentLoop:
         usage = self.retrieval_usage() if self.retrieval_usage else Usage()
         self._record(RetrieveStep(queries=list(queries), k=k, per_query=per_query), attempt, started, usage)
         return merged
-
-    def _need_search(self, needs: list[str], found: list[Source]) -> list[tuple[str, list[Source]]]:
-        """For each need about one paper, the chunks of that paper's RunConfig.need_search
-        sentences closest to the need (agent.local.need_search): the answering chunk of a
-        question about one paper often sits below the top k of the question's searches, behind
-        chunks that repeat the question's words."""
-        from agent.local.need_search import need_searches
-
-        search = getattr(self.retriever, "retrieve_sentences_within", None)
-        if search is None:
-            return []
-        # The auditor's own anchor gate (an auditor without one: the local default).
-        anchor_min = getattr(getattr(self.roles.auditor, "params", None), "anchor_min", None)
-        return [(query, search(query, k=self.config.need_search, document_ids=documents))
-                for query, documents in need_searches(needs, found, anchor_min=anchor_min)]
 
     def _premise_search(self, premises: list[str], found: list[Source]) -> list[tuple[str, list[Source]]]:
         """For each presupposition, one search for the sentence that states what it
@@ -262,8 +241,7 @@ class AgentLoop:
         # read a longer prompt.
         deep = cfg.audit and getattr(roles.auditor, "reads_pool", False)
         sources = self._retrieve(queries, 0, deep=deep,
-                                 premises=plan.premises if deep and cfg.premise_search else None,
-                                 needs=plan_facts(question, plan) if deep and cfg.need_search else None)
+                                 premises=plan.premises if deep and cfg.premise_search else None)
         audit: AuditResult | None = None
         retries = 0
         # 3-4. Audit, and retry with reformulated queries while the auditor asks for it.

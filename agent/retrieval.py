@@ -60,30 +60,20 @@ class CollectionRetriever:
         never outside the run's own documents when the run is limited to some (Run.documents)."""
         from knowledge.indexing.search import index_search
 
+        if self.document_ids is not None:
+            inside = [d for d in document_ids or () if d in self.document_ids]
+            document_ids = inside or list(self.document_ids)
         hits = index_search(collection=self.collection, query=query, k=k, mode=self.mode,
-                            document_ids=self._within(document_ids))
+                            document_ids=document_ids)
         return _sources(hits, query)
-
-    def _within(self, document_ids: list[int] | None) -> list[int] | None:
-        """The documents a restricted search reads: those given (all when None), kept inside
-        the run's own documents when it is limited to some."""
-        if self.document_ids is None:
-            return document_ids
-        inside = [d for d in document_ids or () if d in self.document_ids]
-        return inside or list(self.document_ids)
 
     def retrieve_sentences(self, query: str, *, k: int) -> list[Source]:
         """The k chunks whose best sentence is closest to the query (knowledge.indexing.
         index_sentence_search): a chunk one sentence of which answers, among many that do not."""
-        return self.retrieve_sentences_within(query, k=k, document_ids=None)
-
-    def retrieve_sentences_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
-        """retrieve_sentences over the given documents only (all when None), never outside
-        the run's own documents (as retrieve_within)."""
         from knowledge.indexing.search import index_sentence_search
 
         return _sources(index_sentence_search(collection=self.collection, query=query, k=k,
-                                              document_ids=self._within(document_ids)), query)
+                                              document_ids=self.document_ids), query)
 
     def retrieve_heads(self, query: str, *, k: int) -> list[Source]:
         """Each retriever's own k best chunks (BM25's, then the dense search's, alternating):
@@ -210,11 +200,6 @@ class MultiCollectionRetriever:
         found = [s for part in self.parts for s in part.retrieve_sentences(query, k=k)]
         return sorted(found, key=lambda s: -s.score)[:k]
 
-    def retrieve_sentences_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
-        found = [s for part in self.parts
-                 for s in part.retrieve_sentences_within(query, k=k, document_ids=document_ids)]
-        return sorted(found, key=lambda s: -s.score)[:k]
-
     def retrieve_heads(self, query: str, *, k: int) -> list[Source]:
         return _alternate([part.retrieve_heads(query, k=k) for part in self.parts])
 
@@ -263,9 +248,6 @@ class ThreadRetriever:
 
     def retrieve_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
         return self._on_thread(partial(self.inner.retrieve_within, document_ids=document_ids), query, k)
-
-    def retrieve_sentences_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
-        return self._on_thread(partial(self.inner.retrieve_sentences_within, document_ids=document_ids), query, k)
 
     def neighbours(self, sources: list[Source]) -> list[Source]:
         return self.inner.neighbours(sources)

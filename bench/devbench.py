@@ -210,12 +210,6 @@ class _MemoRetriever:
             self.memo[key] = self.inner.retrieve_within(query, k=k, document_ids=document_ids)
         return self.memo[key]
 
-    def retrieve_sentences_within(self, query: str, *, k: int, document_ids):
-        key = (query, k, "sentences within", tuple(document_ids or ()))
-        if key not in self.memo:
-            self.memo[key] = self.inner.retrieve_sentences_within(query, k=k, document_ids=document_ids)
-        return self.memo[key]
-
     def neighbours(self, sources):
         key = tuple((s.chunk_id, s.query) for s in sources)
         if key not in self.memo:

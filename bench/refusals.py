@@ -9,6 +9,7 @@ out-of-scope questions.
     ... --scope paper      # each QASPER-style question asked of a collection holding only its paper
     ... --sets qasper      # only that set (qasper, in_domain, devbench; comma-separated)
     ... --params '{"need_features": ["best_logit", "support", "focus_miss", "fit_gap"], ...}'
+    ... --run-config '{"top_k": 8}'   # RunConfig fields of the configuration overridden
 
 QASPER asks within one paper. With --scope paper each QASPER-style question goes to a
 collection of the bench user that holds only its paper ("paper-<arXiv id>"), made through
@@ -18,7 +19,9 @@ whole collection.
 
 Prints one line per question (id, expected, outcome) and a JSON tally per set: unanswerable
 refused x/N (FALSE_PREMISE counted apart: it is not a refusal, and not an answer either),
-answerable refused, devbench answerable refused y/M, out of scope answered z/K.
+answerable refused, devbench answerable refused y/M, out of scope answered z/K, and per set the
+gold evidence spans of the answerable questions that are in a chunk the run read ("spans read",
+the premise search's own chunks aside: what retrieval gave the answer's choice).
 """
 
 from __future__ import annotations
