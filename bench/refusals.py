@@ -9,6 +9,7 @@ out-of-scope questions.
     ... --scope paper      # each QASPER-style question asked of a collection holding only its paper
     ... --sets qasper      # only that set (qasper, in_domain, devbench; comma-separated)
     ... --params '{"need_features": ["best_logit", "support", "focus_miss", "fit_gap"], ...}'
+    ... --run-config '{"top_k": 8}'   # RunConfig fields of the configuration overridden
 
 QASPER asks within one paper. With --scope paper each QASPER-style question goes to a
 collection of the bench user that holds only its paper ("paper-<arXiv id>"), made through
@@ -18,7 +19,9 @@ whole collection.
 
 Prints one line per question (id, expected, outcome) and a JSON tally per set: unanswerable
 refused x/N (FALSE_PREMISE counted apart: it is not a refusal, and not an answer either),
-answerable refused, devbench answerable refused y/M, out of scope answered z/K.
+answerable refused, devbench answerable refused y/M, out of scope answered z/K, and per set the
+gold evidence spans of the answerable questions that are in a chunk the run read ("spans read",
+the premise search's own chunks aside: what retrieval gave the answer's choice).
 """
 
 from __future__ import annotations
@@ -61,6 +64,22 @@ def load_blind(name: str) -> list[dict]:
                     "papers": [d.removesuffix(".pdf") for d in q.get("documents", [])],
                     "required_evidence_spans": [e["text"] for e in q.get("evidence", [])]})
     return out
+
+
+def split_questions(collection, chosen: list[str], split: str) -> list[dict]:
+    """The questions of the sets `chosen` (SETS, BLIND, "devbench") on one split whose papers
+    the collection holds, ready."""
+    ready = {n.removesuffix(".pdf") for n in
+             collection.documents.filter(status="ready").values_list("original_name", flat=True)}
+    questions = [q for name in SETS if name in chosen for q in load_set(name)
+                 if q["paper"] in ready and q["split"] == split]
+    questions += [q for name in BLIND if name in chosen for q in load_blind(name)
+                  if q["split"] == split and set(q["papers"]) <= ready]
+    if "devbench" in chosen:
+        questions += [q for q in common.with_splits(common.load_questions()) if q["split"] == split
+                      and q["expected_behavior"] in ("ANSWER", "REFUSE_OUT_OF_SCOPE")
+                      and set(q["expected_doc_ids"]) <= ready]
+    return questions
 
 
 def _holds(span: str, text: str) -> bool:
@@ -161,6 +180,8 @@ def main() -> None:
     parser.add_argument("--lost", action="store_true",
                         help="for each answerable run refused or PARTIAL, where each evidence span was lost")
     parser.add_argument("--params", default="", help='AuditorParams fields to override, as JSON ({"need_min": 0.3})')
+    parser.add_argument("--run-config", default="",
+                        help='RunConfig fields to override, as JSON ({"need_search": 0})')
     args = parser.parse_args()
     common.django_setup(Path(args.var))
     from devbench import _MemoRetriever as MemoRetriever
@@ -171,19 +192,10 @@ def main() -> None:
     from agent.retrieval import CollectionRetriever, portal_embed
     from knowledge.models import Collection
 
-    cfg = get_config(args.config)
+    cfg = replace(get_config(args.config), **json.loads(args.run_config or "{}"))
     collection = Collection.objects.get(slug=args.collection)
-    ready = {n.removesuffix(".pdf") for n in
-             collection.documents.filter(status="ready").values_list("original_name", flat=True)}
     chosen = args.sets.split(",")
-    questions = [q for name in SETS if name in chosen for q in load_set(name)
-                 if q["paper"] in ready and q["split"] == args.split]
-    questions += [q for name in BLIND if name in chosen for q in load_blind(name)
-                  if q["split"] == args.split and set(q["papers"]) <= ready]
-    if "devbench" in chosen:
-        questions += [q for q in common.with_splits(common.load_questions()) if q["split"] == args.split
-                      and q["expected_behavior"] in ("ANSWER", "REFUSE_OUT_OF_SCOPE")
-                      and set(q["expected_doc_ids"]) <= ready]
+    questions = split_questions(collection, chosen, args.split)
     whole = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
     own: dict[str, MemoRetriever] = {}
     overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(args.params or "{}").items()}
@@ -215,6 +227,15 @@ def main() -> None:
             quoted = bool(spans_covered(q["required_evidence_spans"], [c.quote for c in result.answer.citations]))
             hit = " evidence-quoted" if quoted else " evidence-missed"
             outcomes.setdefault(f"{q.get('set', 'devbench')}:quoted", Counter())[quoted] += 1
+        if q["expected_behavior"] == "ANSWER" and q.get("required_evidence_spans"):
+            # Whether each evidence span is in a chunk the answer's choice read (the premise
+            # search's own chunks aside): what retrieval gave the auditor to choose from.
+            read = [s.text for s in result.sources if not s.premise_search]
+            held = sum(any(_holds(span, text) for text in read) for span in q["required_evidence_spans"])
+            spans = outcomes.setdefault(f"{q.get('set', 'devbench')}:spans", Counter())
+            spans["read"] += held
+            spans["all"] += len(q["required_evidence_spans"])
+            hit += f" spans-read {held}/{len(q['required_evidence_spans'])}"
         print(q["question_id"], q["expected_behavior"], outcome + hit, why, flush=True)
         if args.lost and q["expected_behavior"] == "ANSWER" and outcome in ("REFUSAL", "PARTIAL"):
             for line in where_lost(q["question"], q.get("required_evidence_spans") or [], result,
@@ -229,7 +250,11 @@ def main() -> None:
         c = outcomes.get(kind, Counter())
         return f"{sum(c[s] for s in said)}/{sum(c.values())}"
 
-    tally = {"split": args.split, "config": args.config, "scope": args.scope, "params": overrides}
+    tally = {"split": args.split, "config": args.config, "scope": args.scope, "params": overrides,
+             "run_config": json.loads(args.run_config or "{}")}
+    for kind, c in outcomes.items():
+        if kind.endswith(":spans"):
+            tally[kind.replace(":", "_") + "_read"] = f"{c['read']}/{c['all']}"
     for name in SETS:
         if name in chosen:
             tally.update({
