@@ -142,6 +142,20 @@ def where_lost(question: str, spans: list[str], result, auditor, retriever, k: i
     return lines
 
 
+def shown(q: dict, result) -> list[str]:
+    """The answer (or a CLARIFY's rephrasings) and each cited quote with its paper, marked
+    OWN when it is the question's paper (QASPER-style: `paper`; others: their documents)."""
+    wanted = {q["paper"]} if q.get("paper") else set(q.get("papers") or q.get("expected_doc_ids") or [])
+    by_chunk = {s.chunk_id: s for s in result.sources}
+    lines = [f"  answer: {result.answer.text[:300]!r}"]
+    lines += [f"  ask: {s!r}" for s in result.answer.suggestions]
+    for c in result.answer.citations:
+        source = by_chunk.get(c.chunk_id)
+        stem = Path(source.file_name).stem if source else "?"
+        lines.append(f"  [{c.marker}] {'OWN' if stem in wanted else 'OTHER'} {stem[:30]}: {c.quote[:140]!r}")
+    return lines
+
+
 def paper_collection(stem: str):
     """The bench user's collection holding only the paper `stem` (made and ingested once)."""
     _, collection = common.collection_with_papers([stem], slug="paper-" + stem.split("_")[0].replace(".", "-"))
@@ -160,6 +174,8 @@ def main() -> None:
     parser.add_argument("--why", action="store_true", help="print each run's verdict reason and premise")
     parser.add_argument("--lost", action="store_true",
                         help="for each answerable run refused or PARTIAL, where each evidence span was lost")
+    parser.add_argument("--show", action="store_true",
+                        help="print each answer, its cited quotes and whether they are from the question's paper")
     parser.add_argument("--params", default="", help='AuditorParams fields to override, as JSON ({"need_min": 0.3})')
     args = parser.parse_args()
     common.django_setup(Path(args.var))
@@ -216,6 +232,9 @@ def main() -> None:
             hit = " evidence-quoted" if quoted else " evidence-missed"
             outcomes.setdefault(f"{q.get('set', 'devbench')}:quoted", Counter())[quoted] += 1
         print(q["question_id"], q["expected_behavior"], outcome + hit, why, flush=True)
+        if args.show:
+            for line in shown(q, result):
+                print(line, flush=True)
         if args.lost and q["expected_behavior"] == "ANSWER" and outcome in ("REFUSAL", "PARTIAL"):
             for line in where_lost(q["question"], q.get("required_evidence_spans") or [], result,
                                    roles.auditor, retriever, cfg.top_k):
