@@ -176,6 +176,7 @@ def main() -> None:
                         help="for each answerable run refused or PARTIAL, where each evidence span was lost")
     parser.add_argument("--show", action="store_true",
                         help="print each answer, its cited quotes and whether they are from the question's paper")
+    parser.add_argument("--ids", default="", help="only these question ids (comma-separated)")
     parser.add_argument("--params", default="", help='AuditorParams fields to override, as JSON ({"need_min": 0.3})')
     args = parser.parse_args()
     common.django_setup(Path(args.var))
@@ -200,6 +201,8 @@ def main() -> None:
         questions += [q for q in common.with_splits(common.load_questions()) if q["split"] == args.split
                       and q["expected_behavior"] in ("ANSWER", "REFUSE_OUT_OF_SCOPE")
                       and set(q["expected_doc_ids"]) <= ready]
+    if args.ids:
+        questions = [q for q in questions if q["question_id"] in args.ids.split(",")]
     whole = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
     own: dict[str, MemoRetriever] = {}
     overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(args.params or "{}").items()}
