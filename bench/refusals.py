@@ -17,7 +17,7 @@ the portal's own upload and ingestion the first time (a few seconds a paper); wi
 whole collection.
 
 Prints one line per question (id, expected, outcome) and a JSON tally per set: unanswerable
-refused x/N (FALSE_PREMISE counted apart: it is not a refusal, and not an answer either),
+refused x/N (FALSE_PREMISE and CLARIFY counted apart: neither is a refusal nor an answer),
 answerable refused, devbench answerable refused y/M, out of scope answered z/K.
 """
 
@@ -258,6 +258,9 @@ def main() -> None:
                 f"{name}_unanswerable_refused": n(f"{name}:REFUSE_UNANSWERABLE", "REFUSAL"),
                 f"{name}_unanswerable_answered": n(f"{name}:REFUSE_UNANSWERABLE", "ANSWER", "PARTIAL"),
                 f"{name}_unanswerable_false_premise": n(f"{name}:REFUSE_UNANSWERABLE", "FALSE_PREMISE"),
+                # Asked back which paper is meant: no answer, and no refusal either.
+                f"{name}_unanswerable_clarify": n(f"{name}:REFUSE_UNANSWERABLE", "CLARIFY"),
+                f"{name}_answerable_clarify": n(f"{name}:ANSWER", "CLARIFY"),
                 f"{name}_answerable_refused": n(f"{name}:ANSWER", "REFUSAL"),
                 f"{name}_answerable_partial": n(f"{name}:ANSWER", "PARTIAL"),
                 f"{name}_answered_quoting_evidence": n(f"{name}:quoted", True),

@@ -122,16 +122,38 @@ def test_one_paper_or_one_answer_is_answered():
 
 
 def test_an_answer_that_would_quote_two_papers_is_asked_about():
-    # The second sentence is far weaker than the first, yet an answered need quotes it too:
-    # the answer would put two papers' tokenizers under one "they".
+    # The second sentence is under half the first's P(answers), yet close enough that the
+    # answer states it too: it would put two papers' tokenizers under one "they".
     ranked = [(0.40, LUMEN, "Lumen uses a byte-level tokenizer with 512 merges."),
-              (0.08, QUILL, "Quill trains a WordPiece tokenizer on 2M forms.")]
+              (0.15, QUILL, "Quill trains a WordPiece tokenizer on 2M forms.")]
     assert clarify_from_evidence("Which tokenizer did they train?", ranked) == {}
     assert list(clarify_from_evidence("Which tokenizer did they train?", ranked, answered=True)) == [
         "Which tokenizer did the authors of Lumen train?", "Which tokenizer did the authors of Quill train?"]
+    # One too weak to be stated leaves an answer from one paper.
+    weak = [ranked[0], (0.05, QUILL, "Quill trains a WordPiece tokenizer on 2M forms.")]
+    assert clarify_from_evidence("Which tokenizer did they train?", weak, answered=True) == {}
     # Quoted from one paper, it is answered.
     one = [ranked[0], (0.30, _source(1, LUMEN.document_title, 1), "Its merges are learnt on receipts."), ranked[1]]
     assert clarify_from_evidence("Which tokenizer did they train?", one, answered=True) == {}
+
+
+def test_they_with_names_of_no_quoted_paper_is_asked_about():
+    # "SROIE" names a dataset, not whose "they": an answer quoting two papers is a guess.
+    lumen = Source(chunk_id=1, document_id=1, document_title="Lumen: Parsing Scanned Receipts", text="",
+                   file_name="lumen_receipts.pdf")
+    forms = Source(chunk_id=2, document_id=2, document_title="Reading Handwritten Forms at Scale", text="",
+                   file_name="quill_forms.pdf")
+    ranked = [(0.40, lumen, "Lumen reaches 91.2 F1 on SROIE."), (0.15, forms, "We report 88.0 F1 on SROIE.")]
+    asks = clarify_from_evidence("What F1 do they reach on SROIE?", ranked, answered=True)
+    assert list(asks) == ["What F1 do the authors of Lumen reach on SROIE?",
+                          'What F1 do the authors of "Reading Handwritten Forms at Scale" reach on SROIE?']
+    # Naming one of the papers (its title or its file) says whose; so does quoting one paper.
+    assert clarify_from_evidence("What F1 do they reach with Lumen on SROIE?", ranked, answered=True) == {}
+    assert clarify_from_evidence("What F1 do they reach with Quill on SROIE?", ranked, answered=True) == {}
+    assert clarify_from_evidence("What F1 do they reach on SROIE?", ranked[:1], answered=True) == {}
+    # Not answered, or "it" (the thing named), is not asked back this way.
+    assert clarify_from_evidence("What F1 do they reach on SROIE?", ranked) == {}
+    assert clarify_from_evidence("What F1 does it reach on SROIE?", ranked, answered=True) == {}
 
 
 def answering_ranked():
