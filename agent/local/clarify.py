@@ -14,11 +14,9 @@ to choose (Verdict.CLARIFY) when all of these hold:
    or more papers; two documents of one paper (two versions of a preprint) count once;
 3. those papers' best sentences say different things (not near-duplicates, term Jaccard
    below ClarifyParams.same_jaccard), so picking one would be a guess.
-An answered need whose quoted sentences (its first ClarifyParams.shown candidates, those close
-enough to the best one to be stated) come from two papers is asked back too: the answer would mix two papers'
-statements about "they". So is one whose question says "they" and names things ("MS MARCO",
-"QA") but none of the two papers its answer would quote: those names did not say whose
-"they" it is.
+An answered need whose quoted sentences (its first ClarifyParams.shown candidates, those
+close enough to the best one to be stated) come from two papers is asked back too: the
+answer would mix two papers' statements about "they".
 When no sentence answers it (the audit's last verdict is a refusal), the papers are those of
 the sentences most relevant to it instead (support within ClarifyParams.relevant_ratio of
 the best one's, in the queries' top chunks): the question may well be answerable once it
@@ -33,7 +31,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from agent.local.text import anchor_terms, content_terms, term_set
 from agent.types import Source
@@ -218,34 +215,12 @@ def rephrasings(question: str, papers: list[Source], params: ClarifyParams | Non
     return out
 
 
-# "They" for a paper's authors, which a name of something else ("MS MARCO", "QA") does not
-# resolve: "Which multi-hop QA datasets do they use?" still asks about some paper's authors.
-_AUTHORS_PRONOUN = re.compile(r"\b(?:they|them|their)\b", re.IGNORECASE)
-
-
-def _named_by(question: str, source: Source) -> bool:
-    """Whether the question names the paper of `source`: one of its names or acronyms is in
-    the paper's name (`paper_name`: its short name or title) or file name ("MedRAG" of
-    medrag_benchmark.pdf)."""
-    names = term_set(f"{paper_name(source)} {source.document_title} {Path(source.file_name).stem.replace('_', ' ')}")
-    return any(a in names for a in anchor_terms(question))
-
-
 def quoted_papers(ranked: list[tuple[float, Source, str]], p: ClarifyParams) -> list[Source]:
     """The papers an answer would quote (ClarifyParams.shown, .quoted_margin), best first."""
     if not ranked:
         return []
     quoted = [r for r in ranked[: p.shown] if r[0] >= ranked[0][0] - p.quoted_margin]
     return answering_papers(quoted, p, ratio=0.0)
-
-
-def _mixed_answer(question: str, ranked: list[tuple[float, Source, str]], p: ClarifyParams) -> list[Source]:
-    """The papers of an answer to a question that says "they" and names things but none of
-    the papers it would quote, when it would quote two: the names did not say whose "they"."""
-    if not _AUTHORS_PRONOUN.search(question):
-        return []
-    papers = quoted_papers(ranked, p)
-    return papers if len(papers) >= 2 and not any(_named_by(question, s) for s in papers) else []
 
 
 def clarify_from_evidence(question: str, ranked: list[tuple[float, Source, str]],
@@ -261,8 +236,7 @@ def clarify_from_evidence(question: str, ranked: list[tuple[float, Source, str]]
     the audit answers the need, so its first ClarifyParams.shown candidates would be quoted."""
     p = params or ClarifyParams()
     if not unresolved_referent(question):
-        mixed = _mixed_answer(question, ranked, p) if answered and anchor_terms(question) else []
-        return rephrasings(question, mixed, p) if mixed else {}
+        return {}
     papers = answering_papers(ranked, p)
     if len(papers) < 2 and answered:
         papers = quoted_papers(ranked, p)

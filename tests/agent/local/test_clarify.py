@@ -137,25 +137,6 @@ def test_an_answer_that_would_quote_two_papers_is_asked_about():
     assert clarify_from_evidence("Which tokenizer did they train?", one, answered=True) == {}
 
 
-def test_they_with_names_of_no_quoted_paper_is_asked_about():
-    # "SROIE" names a dataset, not whose "they": an answer quoting two papers is a guess.
-    lumen = Source(chunk_id=1, document_id=1, document_title="Lumen: Parsing Scanned Receipts", text="",
-                   file_name="lumen_receipts.pdf")
-    forms = Source(chunk_id=2, document_id=2, document_title="Reading Handwritten Forms at Scale", text="",
-                   file_name="quill_forms.pdf")
-    ranked = [(0.40, lumen, "Lumen reaches 91.2 F1 on SROIE."), (0.15, forms, "We report 88.0 F1 on SROIE.")]
-    asks = clarify_from_evidence("What F1 do they reach on SROIE?", ranked, answered=True)
-    assert list(asks) == ["What F1 do the authors of Lumen reach on SROIE?",
-                          'What F1 do the authors of "Reading Handwritten Forms at Scale" reach on SROIE?']
-    # Naming one of the papers (its title or its file) says whose; so does quoting one paper.
-    assert clarify_from_evidence("What F1 do they reach with Lumen on SROIE?", ranked, answered=True) == {}
-    assert clarify_from_evidence("What F1 do they reach with Quill on SROIE?", ranked, answered=True) == {}
-    assert clarify_from_evidence("What F1 do they reach on SROIE?", ranked[:1], answered=True) == {}
-    # Not answered, or "it" (the thing named), is not asked back this way.
-    assert clarify_from_evidence("What F1 do they reach on SROIE?", ranked) == {}
-    assert clarify_from_evidence("What F1 does it reach on SROIE?", ranked, answered=True) == {}
-
-
 def answering_ranked():
     return [(0.40, LUMEN, "Lumen uses a byte-level tokenizer."), (0.35, QUILL, "Quill trains a WordPiece tokenizer.")]
 
