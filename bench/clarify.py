@@ -64,10 +64,10 @@ def main() -> None:
     collection = Collection.objects.get(slug=args.collection)
     # Every audit's, in order: the loop stops at the first that asks back, and until then
     # the audits are those of a run that never asks back.
-    calls: dict[str, list[tuple[list, list | None]]] = {}
+    calls: dict[str, list[tuple[list, list | None, bool]]] = {}
 
-    def record(question, ranked, params=None, *, relevant=None):
-        calls.setdefault(question, []).append((ranked, relevant))
+    def record(question, ranked, params=None, *, relevant=None, answered=False):
+        calls.setdefault(question, []).append((ranked, relevant, answered))
         return []
 
     auditor.clarify_from_evidence = record
@@ -83,8 +83,8 @@ def main() -> None:
     def asked_back(params: ClarifyParams) -> dict[str, list[str]]:
         # A question the planner already found vague ended CLARIFY before any audit.
         def first(question: str) -> list[str]:
-            for ranked, relevant in calls.get(question, []):
-                asks = clarify_from_evidence(question, ranked, params, relevant=relevant)
+            for ranked, relevant, answered in calls.get(question, []):
+                asks = clarify_from_evidence(question, ranked, params, relevant=relevant, answered=answered)
                 if asks:
                     return asks
             return []
@@ -112,7 +112,7 @@ def main() -> None:
             print(r["set"], r["id"], r["want"], "->", asks[r["id"]])
         # Papers per question, to read what the evidence said.
         for r in rows:
-            ranked, relevant = (calls.get(r["question"]) or [([], None)])[-1]
+            ranked, relevant, _ = (calls.get(r["question"]) or [([], None, False)])[-1]
             for what, listed in (("answering", ranked), ("relevant", relevant)):
                 print(r["id"], what, [(round(a, 3), s.document_title[:30], q[:70]) for a, s, q in (listed or [])[:6]])
 

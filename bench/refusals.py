@@ -18,7 +18,7 @@ the portal's own upload and ingestion the first time (a few seconds a paper); wi
 whole collection.
 
 Prints one line per question (id, expected, outcome) and a JSON tally per set: unanswerable
-refused x/N (FALSE_PREMISE counted apart: it is not a refusal, and not an answer either),
+refused x/N (FALSE_PREMISE and CLARIFY counted apart: neither is a refusal nor an answer),
 answerable refused, devbench answerable refused y/M, out of scope answered z/K, and per set the
 gold evidence spans of the answerable questions that are in a chunk the run read ("spans read",
 the premise search's own chunks aside: what retrieval gave the answer's choice).
@@ -161,6 +161,20 @@ def where_lost(question: str, spans: list[str], result, auditor, retriever, k: i
     return lines
 
 
+def shown(q: dict, result) -> list[str]:
+    """The answer (or a CLARIFY's rephrasings) and each cited quote with its paper, marked
+    OWN when it is the question's paper (QASPER-style: `paper`; others: their documents)."""
+    wanted = {q["paper"]} if q.get("paper") else set(q.get("papers") or q.get("expected_doc_ids") or [])
+    by_chunk = {s.chunk_id: s for s in result.sources}
+    lines = [f"  answer: {result.answer.text[:300]!r}"]
+    lines += [f"  ask: {s!r}" for s in result.answer.suggestions]
+    for c in result.answer.citations:
+        source = by_chunk.get(c.chunk_id)
+        stem = Path(source.file_name).stem if source else "?"
+        lines.append(f"  [{c.marker}] {'OWN' if stem in wanted else 'OTHER'} {stem[:30]}: {c.quote[:140]!r}")
+    return lines
+
+
 def paper_collection(stem: str):
     """The bench user's collection holding only the paper `stem` (made and ingested once)."""
     _, collection = common.collection_with_papers([stem], slug="paper-" + stem.split("_")[0].replace(".", "-"))
@@ -179,6 +193,9 @@ def main() -> None:
     parser.add_argument("--why", action="store_true", help="print each run's verdict reason and premise")
     parser.add_argument("--lost", action="store_true",
                         help="for each answerable run refused or PARTIAL, where each evidence span was lost")
+    parser.add_argument("--show", action="store_true",
+                        help="print each answer, its cited quotes and whether they are from the question's paper")
+    parser.add_argument("--ids", default="", help="only these question ids (comma-separated)")
     parser.add_argument("--params", default="", help='AuditorParams fields to override, as JSON ({"need_min": 0.3})')
     parser.add_argument("--run-config", default="",
                         help='RunConfig fields to override, as JSON ({"need_search": 0})')
@@ -196,6 +213,8 @@ def main() -> None:
     collection = Collection.objects.get(slug=args.collection)
     chosen = args.sets.split(",")
     questions = split_questions(collection, chosen, args.split)
+    if args.ids:
+        questions = [q for q in questions if q["question_id"] in args.ids.split(",")]
     whole = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
     own: dict[str, MemoRetriever] = {}
     overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(args.params or "{}").items()}
@@ -237,6 +256,9 @@ def main() -> None:
             spans["all"] += len(q["required_evidence_spans"])
             hit += f" spans-read {held}/{len(q['required_evidence_spans'])}"
         print(q["question_id"], q["expected_behavior"], outcome + hit, why, flush=True)
+        if args.show:
+            for line in shown(q, result):
+                print(line, flush=True)
         if args.lost and q["expected_behavior"] == "ANSWER" and outcome in ("REFUSAL", "PARTIAL"):
             for line in where_lost(q["question"], q.get("required_evidence_spans") or [], result,
                                    roles.auditor, retriever, cfg.top_k):
@@ -261,6 +283,9 @@ def main() -> None:
                 f"{name}_unanswerable_refused": n(f"{name}:REFUSE_UNANSWERABLE", "REFUSAL"),
                 f"{name}_unanswerable_answered": n(f"{name}:REFUSE_UNANSWERABLE", "ANSWER", "PARTIAL"),
                 f"{name}_unanswerable_false_premise": n(f"{name}:REFUSE_UNANSWERABLE", "FALSE_PREMISE"),
+                # Asked back which paper is meant: no answer, and no refusal either.
+                f"{name}_unanswerable_clarify": n(f"{name}:REFUSE_UNANSWERABLE", "CLARIFY"),
+                f"{name}_answerable_clarify": n(f"{name}:ANSWER", "CLARIFY"),
                 f"{name}_answerable_refused": n(f"{name}:ANSWER", "REFUSAL"),
                 f"{name}_answerable_partial": n(f"{name}:ANSWER", "PARTIAL"),
                 f"{name}_answered_quoting_evidence": n(f"{name}:quoted", True),

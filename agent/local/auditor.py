@@ -341,7 +341,8 @@ class LocalAuditor:
         # A one-need question about "they" that several papers answer differently: ask which
         # one (a premise the evidence corrects is said first).
         asks = (clarify_from_evidence(question, answering, p.clarify,
-                                      relevant=relevant if verdict == Verdict.INSUFFICIENT_REFUSE else None)
+                                      relevant=relevant if verdict == Verdict.INSUFFICIENT_REFUSE else None,
+                                      answered=verdict in (Verdict.SUFFICIENT, Verdict.PARTIALLY_SUFFICIENT))
                 if len(facts) == 1 and not premise.contradicted else {})
         if asks:
             return AuditResult(facts=audits, premise=premise, verdict=Verdict.CLARIFY, missing=[question],

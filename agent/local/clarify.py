@@ -14,6 +14,9 @@ to choose (Verdict.CLARIFY) when all of these hold:
    or more papers; two documents of one paper (two versions of a preprint) count once;
 3. those papers' best sentences say different things (not near-duplicates, term Jaccard
    below ClarifyParams.same_jaccard), so picking one would be a guess.
+An answered need whose quoted sentences (its first ClarifyParams.shown candidates, those
+close enough to the best one to be stated) come from two papers is asked back too: the
+answer would mix two papers' statements about "they".
 When no sentence answers it (the audit's last verdict is a refusal), the papers are those of
 the sentences most relevant to it instead (support within ClarifyParams.relevant_ratio of
 the best one's, in the queries' top chunks): the question may well be answerable once it
@@ -36,10 +39,15 @@ from agent.types import Source
 _PRONOUN = (r"(?P<pro>they|them|their|its|it(?!\s+(?:(?:is|was|would\s+be)\s+)?(?:true|possible|likely|necessary|"
             r"known|clear|important|the\s+case)\b))")
 # A definite noun for one paper's own thing, not said whose ("the model", "the authors";
-# "the model of X" names it, and then the question has a name anyway).
+# "the model of X" names it, and then the question has a name anyway): the paper, its
+# authors, what it proposes, and the parts every empirical study has its own of (its
+# baselines, annotators, data splits, metrics, results). A noun a participle qualifies
+# ("the predicted queries", "the compressed prompts") is something the study itself made.
 _OWN = (r"(?P<det>the|this|these)\s+(?P<adj>(?:proposed|main|new|final|best|original|presented|introduced)\s+)?"
         r"(?P<noun>models?|paper|authors?|methods?|approach|system|framework|architecture|dataset|benchmark|"
-        r"study|work|technique|algorithm|retriever|experiments?)")
+        r"study|work|technique|algorithm|retriever|experiments?|baselines?|annotators?|corpus|metrics?|results?|"
+        r"(?:training|test|development|dev|evaluation|validation)\s+(?:sets?|splits?|data)|"
+        r"[a-z]+ed\s+(?!by\b|to\b|with\b|in\b|on\b|for\b|from\b|as\b)[a-z]+s)")
 _REFERENT = re.compile(rf"\b(?:{_PRONOUN}|{_OWN})\b", re.IGNORECASE)
 # Nouns that stand for the paper itself (replaced by its name), and those for its authors.
 _PAPER = frozenset({"paper", "study", "work"})
@@ -64,6 +72,12 @@ class ClarifyParams:
     relevant_ratio: float = 0.8
     # At most this many rephrasings (the UI offers each as a button).
     limit: int = 4
+    # An answer quotes its need's first sentences (agent.local.auditor.AuditorParams.
+    # sentences_per_fact), the next ones when their P(answers) is within `quoted_margin` of the
+    # best one's (agent.local.generator.ComposeParams.margin): when those are from two papers,
+    # the answer itself says the question is not about one paper.
+    shown: int = 2
+    quoted_margin: float = 0.3
 
 
 def unresolved_referent(question: str) -> str:
@@ -201,19 +215,31 @@ def rephrasings(question: str, papers: list[Source], params: ClarifyParams | Non
     return out
 
 
+def quoted_papers(ranked: list[tuple[float, Source, str]], p: ClarifyParams) -> list[Source]:
+    """The papers an answer would quote (ClarifyParams.shown, .quoted_margin), best first."""
+    if not ranked:
+        return []
+    quoted = [r for r in ranked[: p.shown] if r[0] >= ranked[0][0] - p.quoted_margin]
+    return answering_papers(quoted, p, ratio=0.0)
+
+
 def clarify_from_evidence(question: str, ranked: list[tuple[float, Source, str]],
                           params: ClarifyParams | None = None, *,
-                          relevant: list[tuple[float, Source, str]] | None = None) -> dict[str, list[int]]:
+                          relevant: list[tuple[float, Source, str]] | None = None,
+                          answered: bool = False) -> dict[str, list[int]]:
     """The rephrasings to offer instead of an answer, each with the ids of the documents it is
     about (see the module docstring and `rephrasings`), or {} when
     the question is to be answered: it names what it is about, has no unresolved referent, or
     its answering candidates come from one paper or say the same thing. `ranked`: the need's
     answering candidates, best first, as (P(answers), source, quote); `relevant`, given when
-    nothing answers it: its most relevant sentences, as (support, source, quote)."""
+    nothing answers it: its most relevant sentences, as (support, source, quote); `answered`:
+    the audit answers the need, so its first ClarifyParams.shown candidates would be quoted."""
     p = params or ClarifyParams()
     if not unresolved_referent(question):
         return {}
     papers = answering_papers(ranked, p)
+    if len(papers) < 2 and answered:
+        papers = quoted_papers(ranked, p)
     if len(papers) < 2 and relevant:
         papers = answering_papers(relevant, p, ratio=p.relevant_ratio)
     return rephrasings(question, papers, p) if len(papers) >= 2 else {}

@@ -69,6 +69,31 @@ _WHAT_THE_N = re.compile(
     r"(?:of|in|for|on|that|when|used|does|do|did)\b", re.IGNORECASE)
 
 
+# "How long does training take", "how long does it take to train the encoder", "how big is
+# the test set", "what is the baseline": answer_type finds no asked noun (the answer is a
+# duration, a size, a value), yet the question asks it *of* something, and a sentence that
+# gives a duration or a size of something else ("decoding takes 3 ms per layer") does not
+# answer it. That subject is the focus the answering sentence must name.
+_SUBJECT_OF = (
+    re.compile(r"^how\s+long\s+(?:does|do|did|will|would)\s+it\s+take\s+(?:\w+\s+)?to\s+(?P<n>[^?.!,;]+?)\s*[?.!]*$",
+               re.IGNORECASE),
+    re.compile(r"^how\s+(?:long|big|large|fast|slow|small|deep|wide)\s+(?:is|are|was|were|does|do|did)\s+"
+               r"(?P<n>[^?.!,;]+?)(?:\s+(?:take|took|last|run|need|require)\b[^?.!]*)?\s*[?.!]*$", re.IGNORECASE),
+    re.compile(r"^(?:what|which)\s+(?:is|are|was|were)\s+(?:the|their|its)\s+(?P<n>[\w\-]+(?:\s+[\w\-]+){0,2})\s*[?.!]*$",
+               re.IGNORECASE),
+)
+
+
+def _subject_focus(fact: str) -> list[str]:
+    """The content terms of what a "how long / how big / what is the N" need asks about ("how
+    long does *training* take": train); [] for other needs."""
+    for pattern in _SUBJECT_OF:
+        m = pattern.match(fact.strip())
+        if m:
+            return content_terms(m.group("n"))
+    return []
+
+
 # Nouns that name only the form of a numeric answer ("what *share* of the fields", "the
 # *accuracy* of X"): an answering sentence gives the number ("88.4% of the fields") without
 # the word, so they are not a focus the sentence must name.
@@ -190,7 +215,7 @@ def asked_focus(fact: str) -> list[str]:
     focus = need_of(fact).focus
     if not focus:
         m = _WHAT_THE_N.match(fact.strip())
-        focus = content_terms(m.group("n")) if m else []
+        focus = content_terms(m.group("n")) if m else _subject_focus(fact)
     kind = _KIND_OF.search(fact)
     if kind and set(focus) <= _KINDS:
         focus = content_terms(kind.group("n"))

@@ -246,6 +246,12 @@ def test_the_auditor_threshold_is_a_parameter(embed):
     # A definition or a yes/no question names no focus.
     ("What is Harrowgate?", []),
     ("Does Harrowgate use a graph?", []),
+    # "How long / how big / what is the N": no asked noun, but the question asks it of
+    # something, and a duration or size of something else does not answer it.
+    ("How long does distillation take?", ["distil"]),
+    ("How long did it take to label the receipts?", ["label", "receipt"]),
+    ("How big is the held-out split?", ["held-out", "held", "split"]),
+    ("What is the teacher?", ["teacher"]),
 ])
 def test_the_asked_focus_is_what_the_question_asks_for(question, focus):
     assert sufficiency.asked_focus(question) == focus
