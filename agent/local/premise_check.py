@@ -143,7 +143,7 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
             loose.append((sc, cand, source, relevance))
         elif trace is not None:
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3),
-                          "about": about, "role": "irrelevant"})
+                          "about": about, "role": "irrelevant", "searched": source.premise_search})
     # One pass of the fitted classifier over the relevant sentences (their vectors are
     # the ones already computed: no model run here).
     contradicts, rows = p.premise_model.contradiction(
@@ -168,7 +168,8 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         if trace is not None:
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3),
                           "support": round(sc.support, 3), "cue": cue, "p_false": round(float(p_false), 3),
-                          "asserts": _asserts(premise, cand), "role": "relevant"})
+                          "asserts": _asserts(premise, cand), "role": "relevant",
+                          "searched": source.premise_search})
         if not cue and p_false < p.premise_false_min and _near(premise, cand, wanted_numbers, fixed):
             support = max(support, relevance)
         # A surface cue, or the classifier (which weighs the cues with the rest), from a
@@ -203,6 +204,7 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         rank = (relevance + _weighted_share(terms, cand, idf)) / 2
         if trace is not None:
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3), "role": "loose",
+                          "searched": source.premise_search,
                           "cue": "entity" if value_substitution(premise, cand.quote, context=cand.context,
                                                                 fixed=fixed) else ""})
         if not _same_topic(premise, cand, fixed):
