@@ -1,7 +1,8 @@
 """Recognising a correction (stop 29): a denial of training denies each kind of training and
 an acronym the sentence negates stands for the words it spells; a negated finding ("we do not
 observe ...") denies its whole object; an alternative chosen may share the claim's verb; a
-fronted "Instead of B, A" and a choice of "A over B" set B aside. Sentences written for these
+fronted "Instead of B, A" and a choice of "A over B" set B aside; a value a passage gives a
+symbol ("top-k ... we set k = 3") is read in the symbol's place by the premise check. Sentences written for these
 tests (none comes from a benchmark set); the expected failures are corrections these surface
 cues cannot read."""
 
@@ -9,9 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent.local.contradiction import contradiction_cue, rankings
+from agent.local.contradiction import contradiction_cue, number_substitution, rankings
 from agent.local.contradiction.negation import denied_findings
+from agent.local.contradiction.symbols import bound_readings
 from agent.local.contradiction.terms import kind_of, spelled_by
+from agent.types import Outcome, Verdict
 
 
 @pytest.mark.parametrize(
@@ -114,9 +117,40 @@ def test_another_name_at_the_end_of_the_claim_is_not_read():
         == "entity"
 
 
-@pytest.mark.xfail(reason="a symbol bound in the next sentence ('top-k ...', then 'we set k = 3') is not "
-                          "substituted, so no number stands where the claim has one", strict=True)
-def test_a_value_bound_to_a_symbol_elsewhere_is_not_read():
-    assert contradiction_cue("Kestrel keeps a manifest only if it is in the top-5 lists",
-                             "Here we set k = 3 after inspecting a sample.",
-                             context="A manifest is kept only if it is in the top-k lists.") == "number"
+def test_a_value_bound_to_a_symbol_elsewhere_is_read_in_its_place():
+    passage = ("Kestrel filters manifests by agreement. A manifest is kept only if it falls in the top-k lists. "
+               "In other words, two rankers must agree. Here we set k = 3 after inspecting a sample.")
+    [(reading, span)] = bound_readings("A manifest is kept only if it falls in the top-k lists.", passage)
+    assert reading == "A manifest is kept only if it falls in the top-3 lists."
+    assert span.startswith("A manifest is kept") and span.endswith("k = 3 after inspecting a sample.")
+    claim = "Kestrel keeps a manifest only if it falls in the top-5 lists"
+    assert number_substitution(claim, reading, ranks=True)
+    assert not number_substitution(claim.replace("top-5", "top-3"), reading, ranks=True)
+    # A rank written as one word is a number for that reading only, not for the general cue.
+    assert not number_substitution(claim, "Heron keeps the top-16 lists.")
+
+
+def test_a_symbol_given_two_values_or_none_nearby_is_not_read():
+    two = "We set k = 3 for receipts. A receipt is kept if it is in the top-k lists. For manifests k = 5."
+    assert bound_readings("A receipt is kept if it is in the top-k lists.", two) == []
+    far = ("A receipt is kept if it is in the top-k lists. One. Two. Three. Here we set k = 3.")
+    assert bound_readings("A receipt is kept if it is in the top-k lists.", far) == []
+    # "a" is an article, not a symbol.
+    assert bound_readings("We keep a list.", "We keep a list. Here a = 3.") == []
+
+
+KESTREL = "Kestrel: Agreement Filters for Manifests"
+
+
+def test_the_premise_check_corrects_a_value_given_by_its_symbol(pipeline):
+    from tests.agent.local.conftest import make_source
+
+    sources = [
+        make_source(1, "Kestrel filters its training manifests by agreement between two rankers. A manifest pair is "
+                       "kept only if it falls in the top-k ranked lists of both rankers. In other words, the "
+                       "rankers must agree. Here we set k = 3 after inspecting a sample of pairs.", title=KESTREL),
+    ]
+    audit, answer = pipeline("Why does Kestrel keep a manifest pair only if it falls in the top-5 ranked lists?",
+                             sources)
+    assert audit.verdict == Verdict.FALSE_PREMISE
+    assert answer.outcome == Outcome.FALSE_PREMISE and "k = 3" in answer.citations[0].quote
