@@ -13,8 +13,9 @@ Per question it prints the outcome, the presuppositions the planner extracted, a
 premise check saw in the final audit: the sentence it cited (or none), and for a false
 premise where its contradicting sentence stood (not among the sentences read, read but not
 relevant enough, relevant with no cue and P(CONTRADICT) under the threshold) with its
-relevance, cue and P. A false premise is caught when the outcome is FALSE_PREMISE citing the
-contradicting span; a true premise is a false alarm when the outcome is FALSE_PREMISE. Ends
+relevance, cue and P (and whether only the in-paper premise search found it: "searched"). A
+false premise is caught when the outcome is FALSE_PREMISE citing the contradicting span (or one
+sentence of it); a true premise is a false alarm when the outcome is FALSE_PREMISE. Ends
 with a JSON tally per split.
 """
 
@@ -124,7 +125,9 @@ def main() -> None:
         outcome = result.answer.outcome.value
         check = result.audit.premise if result.audit is not None else None
         span = q["required_evidence_spans"][0]
-        cited = bool(spans_covered([span], [c.quote for c in result.answer.citations]))
+        # A cited sentence that is one sentence of a longer span counts as citing it.
+        cited = bool(spans_covered([span], [c.quote for c in result.answer.citations])) or any(
+            _same_sentence(c.quote, span) for c in result.answer.citations)
         false = q["expected_behavior"] == "DEBUNK_FALSE_PREMISE"
         if false:
             verdict = ("caught" if outcome == "FALSE_PREMISE" and cited else

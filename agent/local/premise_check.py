@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from agent.local.candidates import Candidate, doc_key
-from agent.local.contradiction import alias, spell_digits, value_substitution
+from agent.local.contradiction import alias, number_substitution, spell_digits, value_substitution
 from agent.local.contradiction.negation import affirmed_stems, denied_clause, negated_stems
 from agent.local.contradiction.origin import credited_elsewhere
 from agent.local.contradiction.roles import swapped_role
 from agent.local.contradiction.sequence import swapped_step
+from agent.local.contradiction.symbols import bound_readings
 from agent.local.eligibility import eligible
 from agent.local.entailment import fired_cue
 from agent.local.scoring import score_sentences
@@ -138,12 +139,14 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         relevance = max(sc.support, p.w_coverage * in_context + (1 - p.w_coverage) * sc.similarity)
         if relevance >= min(p.premise_contradict_min, p.premise_support_min) and about:
             relevant.append((sc, cand, source, relevance))
+
         elif (relevance >= p.premise_contradict_min and len(loose_anchors) >= 2
               and anchor_coverage(loose_anchors, held) * len(loose_anchors) >= len(loose_anchors) - 1):
             loose.append((sc, cand, source, relevance))
         elif trace is not None:
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3),
-                          "about": about, "role": "irrelevant"})
+                          "about": about, "role": "irrelevant", "searched": source.premise_search})
+    named = premise_search(premise, [s for s in sources if not s.premise_search])[1]
     # One pass of the fitted classifier over the relevant sentences (their vectors are
     # the ones already computed: no model run here).
     contradicts, rows = p.premise_model.contradiction(
@@ -165,10 +168,23 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         # "trained with PPO after SFT" against "SFT followed by DPO": another step in that place.
         if not cue and swapped_step(premise, cand.quote):
             cue = "sequence"
+        # "kept if it falls in the top-5 lists" against "... in the top-k lists. ... Here we
+        # set k = 2.": the sentence read with the value the passage gives its symbol, quoted
+        # from the one sentence to the other.
+        # Only in a paper the premise names, when the retrieved passages show which
+        # (premise_search's documents): "the top-k documents" of another paper's reranker
+        # gives no value of the premise's top k.
+        quote = cand.quote
+        if not cue and _numbers_of(premise) and (named is None or source.document_id in named):
+            bound = next(((r, span) for r, span in bound_readings(cand.raw or cand.quote, source.text)
+                          if number_substitution(premise, r, ranks=True)), None)
+            if bound is not None and find_quote(bound[1], source.text) >= 0:
+                cue, quote = "number", bound[1]
         if trace is not None:
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3),
                           "support": round(sc.support, 3), "cue": cue, "p_false": round(float(p_false), 3),
-                          "asserts": _asserts(premise, cand), "role": "relevant"})
+                          "asserts": _asserts(premise, cand), "role": "relevant",
+                          "searched": source.premise_search})
         if not cue and p_false < p.premise_false_min and _near(premise, cand, wanted_numbers, fixed):
             support = max(support, relevance)
         # A surface cue, or the classifier (which weighs the cues with the rest), from a
@@ -186,7 +202,7 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
             # against a premise about the default), not a neighbouring one.
             rank = (relevance + _weighted_share(terms, cand, idf)) / 2
             if best is None or rank > best[4]:
-                best = (relevance, source, cand.quote, cue or f"classifier, P={p_false:.2f}", rank)
+                best = (relevance, source, quote, cue or f"classifier, P={p_false:.2f}", rank)
         elif not cue and p_false < p.premise_false_min and sc.support >= p.premise_support_min \
                 and _asserts(premise, cand):
             # A sentence that leaves out the premise's numbers ("eight heads") or names does
@@ -203,6 +219,7 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         rank = (relevance + _weighted_share(terms, cand, idf)) / 2
         if trace is not None:
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3), "role": "loose",
+                          "searched": source.premise_search,
                           "cue": "entity" if value_substitution(premise, cand.quote, context=cand.context,
                                                                 fixed=fixed) else ""})
         if not _same_topic(premise, cand, fixed):

@@ -117,7 +117,11 @@ def support(sentence: str, quotes: Sequence[str], *, context: str = "", question
         return SupportResult(False, wider)
     if copied or len(content_terms(text)) <= 1:
         return SupportResult(True, "copied from its quote")
-    score = support_score(sentence, evidence, context=context, embed=embed)
+    # A premise correction quoting its evidence restates the question's premise, which the
+    # question vouches for: its words count as held, so a short quote ("The default is X.")
+    # is not outweighed by the longer premise it is set against.
+    vouched = f"{context} {question}" if allow_question_numbers and embedded else context
+    score = support_score(sentence, evidence, context=vouched, embed=embed)
     if score < support_min:
         return SupportResult(False, f"support score {score:.2f} below {support_min:.2f}", score)
     return SupportResult(True, "", score)

@@ -126,6 +126,37 @@ def test_a_premise_correction_may_restate_the_questions_numbers():
     assert answer.outcome == Outcome.FALSE_PREMISE, answer.dropped
 
 
+_SHORT = "The default sampler is nucleus sampling."
+
+
+def _short_correction(text: str, question: str) -> Outcome:
+    """The verified outcome of a one-sentence premise correction quoting _SHORT."""
+    sources = [Source(chunk_id=1, document_title="Decoding for Receipt Parsers", section="3 Decoding",
+                      text=f"3 Decoding\nWe compare greedy, beam and nucleus sampling for the parser. {_SHORT}")]
+    draft = Draft(outcome=Outcome.FALSE_PREMISE, sentences=[DraftSentence(text=text, citations=[1], quote=_SHORT)])
+    answer = CitationVerifier().verify(draft, sources, question=question)
+    return answer.outcome
+
+
+def test_a_premise_correction_quoting_a_short_sentence_is_kept():
+    # The quote is short and the restated premise long: scored against the quote alone, the
+    # correction looked unsupported, though every word of it is the question's or the quote's.
+    question = "Why is beam search with four beams the default sampler of the receipt parser's decoding stage?"
+    text = ('The premise does not hold ("beam search with four beams the default sampler of the receipt '
+            f'parser\'s decoding stage"): the source says "{_SHORT}"')
+
+    assert _short_correction(text, question) == Outcome.FALSE_PREMISE
+
+
+def test_a_premise_correction_still_needs_its_quote_to_hold_what_it_adds():
+    # Only the question's words are vouched for: a correction naming a value that neither the
+    # question nor its quote holds is still dropped.
+    question = "Why is beam search the default sampler of the receipt parser?"
+    text = f'The premise does not hold: the parser uses Mirostat with a temperature of 0.7, and "{_SHORT}"'
+
+    assert _short_correction(text, question) == Outcome.REFUSAL
+
+
 def test_a_refusals_closest_evidence_is_shown_only_if_it_is_eligible():
     draft = Draft(outcome=Outcome.REFUSAL, sentences=[
         DraftSentence(text="The collection does not hold enough evidence."),

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from agent.local.contradiction.alternatives import alternatives, alternatives_led, chooses_rejected
 from agent.local.contradiction.names import acronym_of, alias
-from agent.local.contradiction.negation import negated_stems
+from agent.local.contradiction.negation import denied_findings, negated_stems
 from agent.local.contradiction.opposites import (
     antonym_in_slot,
     direction,
@@ -52,7 +52,14 @@ from agent.local.contradiction.opposites import (
 )
 from agent.local.contradiction.quantities import number_substitution, spell_digits
 from agent.local.contradiction.slots import siblings, slot_filler, term_substitution, value_substitution
-from agent.local.contradiction.terms import content, glossed_stems, name_stems, titled_stems
+from agent.local.contradiction.terms import (
+    content,
+    glossed_stems,
+    kind_of,
+    name_stems,
+    spelled_by,
+    titled_stems,
+)
 
 __all__ = [
     "acronym_of", "alias", "alternatives", "antonym_in_slot", "chooses_rejected", "contradiction_cue", "direction",
@@ -82,18 +89,36 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
         # shares a word with it ("TNF is not required for granuloma formation, but ..."),
         # and the sentence must share more of the claim than that term: "Replacing BERT with
         # RoBERTa did not help" says nothing of a claim about what BERT's authors caution.
-        if lead in asserted and not (chosen & asserted) and shared - rejected:
+        # What is chosen must be something the claim does not assert already ("X uses A and B"
+        # is not denied by "X uses A rather than B alone"); a word it shares with the claim
+        # ("decodes" in "decodes greedily rather than with beam search") is the shared relation.
+        if lead in asserted and (not chosen or chosen - asserted) and shared - rejected:
             return "alternative"
     # The claim's "A instead of B" against a sentence saying B was the one chosen.
     if chooses_rejected(claim, sentence):
         return "alternative"
+    # What the sentence negates, and what a negated finding denies beyond that reach ("we do
+    # not observe patterns in the assignment of experts based on the topic"), unless the
+    # sentence states it elsewhere ("... of 60-74 mm Hg, with no evidence of a J-shaped
+    # increased risk at lower blood pressures" does not deny blood pressure).
     sent_negated = negated_stems(sentence)
-    # The sentence negates something the claim asserts, and the claim negates nothing there.
-    hit = (asserted & sent_negated) - claim_negated
+    sent_negated |= denied_findings(sentence)
+    # The sentence negates something the claim asserts, and the claim negates nothing there:
+    # a claim term itself, a kind of what is negated ("without any training" denies
+    # fine-tuning), or the words an acronym the sentence negates spells ("... of the LM"
+    # against "the language model"), which count as one term, the acronym.
+    hit = (asserted & sent_negated) | {t for t in asserted if kind_of(t) in sent_negated}
+    hit -= claim_negated
+    units = len(hit)
+    for n in sent_negated - asserted:
+        spelled = (spelled_by(n, claim) & asserted) - claim_negated
+        if spelled - hit:
+            hit |= spelled
+            units += 1
     # One shared word is weak ("X is not recommended" against a premise that merely
     # mentions a recommendation): two negated terms of the claim are needed, and not only
     # its names ("we compare LLaMA without RALM" denies nothing RALM is said to do).
-    if len(hit) >= 2 and hit - name_stems(claim):
+    if units >= 2 and hit - name_stems(claim):
         return "negation"
     if number_substitution(claim, sentence):
         return "number"

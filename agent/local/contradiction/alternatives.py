@@ -13,6 +13,13 @@ _ALTERNATIVE = [
     # (pattern, which group is chosen, which is rejected)
     (re.compile(r"(?P<a>[^,;:()]{3,80}?)\s+(?:instead of|rather than|in place of|as opposed to)\s+"
                 r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
+    # Fronted: "Instead of storing the index on disk, X keeps it in memory."
+    (re.compile(r"(?:^|[.;:]\s+)(?:instead of|rather than|in place of)\s+(?P<b>[^,;:()]{3,80}?),\s*"
+                r"(?P<a>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
+    # A choice of A over B sets B aside: "X opts for sparse retrieval over dense retrieval".
+    (re.compile(r"\b(?:prefer(?:s|red|ring)?|favou?r(?:s|ed|ing)?|cho(?:se|ose|oses|osing)|"
+                r"opt(?:s|ed|ing)?\s+for)\s+(?P<a>[^,;:()?.]{2,60}?)\s+over\s+(?P<b>[^,;:().]{3,80})",
+                re.IGNORECASE), "a", "b"),
     (re.compile(r"\breplac(?:e|es|ed|ing)\s+(?P<b>[^,;:()]{3,80}?)\s+(?:with|by)\s+(?P<a>[^,;:().]{3,80})",
                 re.IGNORECASE), "a", "b"),
     (re.compile(r"\bnot\s+(?P<b>[^,;:()]{3,60}?)\s*,?\s+but\s+(?P<a>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
@@ -24,7 +31,8 @@ _ALTERNATIVE = [
                 r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "", "b"),
 ]
 # Words without which each _ALTERNATIVE pattern cannot match (a quick test before the scan).
-_ALTERNATIVE_WORDS = [("instead of", "rather than", "in place of", "as opposed to"), ("replac",), ("not",),
+_ALTERNATIVE_WORDS = [("instead of", "rather than", "in place of", "as opposed to"),
+                      ("instead of", "rather than", "in place of"), ("over",), ("replac",), ("not",),
                       ("dispens", "away"), ("eschew", "forgo", "forego", "forgoing", "forwent", "abandon")]
 
 

@@ -91,6 +91,43 @@ def _scopes(text: str) -> tuple[set[str], set[str]]:
     return negated, affirmed
 
 
+# Verbs and nouns of finding: a negation next to one denies everything found, not the
+# first few words ("we do not observe obvious patterns in the assignment of experts based on
+# the topic", "we find no evidence that X helps", "there is no sign of drift over time").
+# General English, as stems.
+_FINDING = frozenset(stem(w) for w in ["observe", "observed", "find", "found", "see", "seen", "saw", "notice",
+                                       "detect", "identify", "evidence", "sign", "indication"])
+
+
+def denied_findings(text: str) -> set[str]:
+    """Stems a negated finding denies: everything after a negation that stands next to a verb
+    or noun of finding (_FINDING: "do not observe", "observe no", "no evidence"), to the end
+    of its clause. The object of a finding is a whole phrase, longer than negated_stems'
+    reach ("we do not observe obvious patterns in the assignment of experts based on the
+    topic" denies "topic", the seventh content word after "not"). A word the text also
+    states outside such a clause is not denied ("... with blood pressure of 60-74 mm Hg, with
+    no evidence of an increased risk at lower blood pressures" denies no blood pressure)."""
+    out: set[str] = set()
+    elsewhere: set[str] = set()
+    for clause, comma_after in _clauses(text):
+        ws = words(clause)
+        start = next((i for i in range(len(ws)) if negation_at(ws, i)
+                      and not counterfactual(ws, i, comma_after=comma_after) and _finding_next_to(ws, i)), None)
+        if start is None:
+            elsewhere |= _stems_of(ws)
+        else:
+            out |= _stems_of(ws[start + 1:])
+            elsewhere |= _stems_of(ws[:start])
+    return out - elsewhere
+
+
+def _finding_next_to(ws: list[str], i: int) -> bool:
+    """Whether the negation at i stands next to a verb or noun of finding (_FINDING)."""
+    after = next((w for w in ws[i + 1:] if w not in STOPWORDS and w not in NEGATIONS), "")
+    before = next((w for w in reversed(ws[:i]) if w not in STOPWORDS), "")
+    return stem(after) in _FINDING or stem(before) in _FINDING
+
+
 # Where one proposition ends for a clause-wide denial: a clause break, or a relative or
 # complement clause ("receipts that were not handwritten", "shows that X is not ...").
 _PROPOSITION_END = re.compile(CLAUSE_END.pattern + r"|\b(?:that|which|who|whom|whose|where|when|if|whether)\b",

@@ -53,6 +53,14 @@ _RANKS = re.compile(
 _CHOICE = re.compile(r"^(?:preferred|prefer\w*|favou?red|chosen|chose|selected)$", re.IGNORECASE)
 
 
+# "prefer A over B", "chose A over B", "opt for A over B", "favour A to B": the verb of choice
+# before both sides (_RANKS reads the verb between them: "A was preferred over B").
+_CHOSEN_OVER = re.compile(
+    r"\b(?:prefer(?:s|red|ring)?|favou?r(?:s|ed|ing)?|cho(?:se|ose|oses|osing)|"
+    r"opt(?:s|ed|ing)?\s+for)\s+(?P<a>[^,;:()?.]{2,60}?)\s+(?P<joiner>over|to)\s+(?P<b>[^,;:()?.]+)",
+    re.IGNORECASE)
+
+
 def rankings(text: str) -> list[tuple[set[str], set[str]]]:
     """(what is ranked first, what second) of each ranking in the text, as stems of the
     clause before the ranking word (its last four content words) and of what follows it
@@ -77,6 +85,11 @@ def rankings(text: str) -> list[tuple[set[str], set[str]]]:
         if m.group("down"):
             first, second = second, first
         out.append((first, second))
+    for m in _CHOSEN_OVER.finditer(text):
+        # "to" after a verb of choice other than "prefer" is a purpose ("chose X to save memory").
+        if m.group("joiner").lower() == "to" and not m.group(0).lower().startswith(("prefer", "favo")):
+            continue
+        out.append((set(content(m.group("a"))[-3:]), set(content(m.group("b"))[:3])))
     return out
 
 

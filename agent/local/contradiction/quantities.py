@@ -74,11 +74,20 @@ def _is_year(value: str) -> bool:
     return bool(re.fullmatch(r"(?:19|20)\d\d", value))
 
 
-def number_substitution(claim: str, sentence: str) -> bool:
+# A rank written as one word ("top-5", "top-two"): the number is the rank's, as in "top 5".
+_RANK = re.compile(r"\b(top|bottom)-(?=\d)", re.IGNORECASE)
+
+
+def number_substitution(claim: str, sentence: str, *, ranks: bool = False) -> bool:
     """The claim gives a number the sentence lacks, and the sentence puts another number
     next to the same word ("8 heads" against "16 heads"; "28.4 BLEU" against "41.0 BLEU";
-    "four experts" against "two experts")."""
+    "four experts" against "two experts"). With `ranks`, a rank written as one word is a
+    number too ("the top-5 lists" against "the top-2 lists"): the premise check reads it so
+    for a sentence read with a symbol's value (contradiction.symbols), whose paper the
+    premise names; elsewhere "top-16" in another paper's sentence would clash with any top N."""
     claim, sentence = spell_digits(claim), spell_digits(sentence)
+    if ranks:
+        claim, sentence = _RANK.sub(r"\1 ", claim), _RANK.sub(r"\1 ", sentence)
     claim_nums = _number_neighbours(claim)
     if not claim_nums:
         return False

@@ -56,3 +56,30 @@ def glossed_stems(text: str) -> set[str]:
     for m in _PARENTHESIS.finditer(text):
         inside |= stems(m.group(1))
     return inside - stems(_PARENTHESIS.sub(" ", text))
+
+
+# Kinds of training: a text that denies training ("without any further training of the LM")
+# denies each kind of it ("fine-tunes the language model"). General English of the field, as stems.
+_TRAINING = "train"
+_KINDS_OF_TRAINING = frozenset(stem(w) for w in [
+    "fine-tune", "fine-tuned", "fine-tuning", "finetune", "finetuning", "pretrain", "pre-train", "pre-training",
+    "retrain", "post-train", "post-training"])
+
+
+def kind_of(term: str) -> str:
+    """The general term a term is a kind of ("fine-tun" -> "train"), or "" when none is known."""
+    return _TRAINING if term in _KINDS_OF_TRAINING else ""
+
+
+def spelled_by(acronym: str, text: str) -> set[str]:
+    """Stems of the consecutive content words of `text` whose initials spell `acronym`
+    ("lm" in "fine-tune the language model" -> {"languag", "model"}); a short all-letter
+    acronym only (2 to 5 letters), and an empty set when none spells it."""
+    if not acronym.isalpha() or not 2 <= len(acronym) <= 5:
+        return set()
+    ws = [w for w in words(text) if w not in STOPWORDS and w not in NEGATIONS and w.isalpha()]
+    n = len(acronym)
+    for i in range(len(ws) - n + 1):
+        if "".join(w[0] for w in ws[i:i + n]) == acronym:
+            return {stem(w) for w in ws[i:i + n]}
+    return set()
