@@ -8,8 +8,10 @@ The sets (`--sets`, all three by default), each split by its own `split` field:
 devbench (agent.local.calibration's split of /work/shared/data/devbench), the QASPER-style
 questions (bench/qasper_style_questions.jsonl, each asked of a collection holding only its
 paper, as bench/refusals.py --scope paper does) and the in-domain questions
-(bench/in_domain_questions.jsonl, asked of the whole collection). bench/blind/questions.jsonl
-is never read. Uses bench/devbench.py's database and index (`--var`, `--collection`);
+(bench/in_domain_questions.jsonl, asked of the whole collection); on request (`--sets
+devbench,qasper,in_domain,blind2,blind3`) also the calibration halves of bench/blind2 and
+bench/blind3 (their answerable questions' evidence spans, asked of the whole collection).
+bench/blind/questions.jsonl is never read. Uses bench/devbench.py's database and index (`--var`, `--collection`);
 only questions whose papers are all ready count (a QASPER-style paper's own collection is
 made and ingested once, bench/refusals.py). Three steps:
 
@@ -77,17 +79,21 @@ def holds_span(sentence: str, spans: list[str]) -> bool:
 
 BASE = ("support", "similarity", "idf_coverage", "idf_context", "answer_fit", "focus", "anchors", "chunk_rank")
 SETS = ("devbench", "qasper", "in_domain")
+# The blind sets' calibration halves (bench/blind2, bench/blind3: answerable questions with
+# verbatim evidence), optional (`--sets`); bench/blind has no split and is never read.
+MORE_SETS = ("blind2", "blind3")
 
 
 def labelled_questions(ready: set[str], sets=SETS) -> list[dict]:
     """Every question of `sets` whose papers are all in `ready`, each marked with its set
     ("set") and split ("split"): devbench's from agent.local.calibration, the others' from
     their own rows."""
-    from refusals import load_set
+    from refusals import load_blind, load_set
 
     out = [{**q, "set": "devbench"} for q in common.with_splits(common.load_questions())
            if "devbench" in sets and set(q["expected_doc_ids"]) <= ready]
-    return out + [q for name in sets if name != "devbench" for q in load_set(name) if q["paper"] in ready]
+    out += [q for name in sets if name in MORE_SETS for q in load_blind(name) if set(q["papers"]) <= ready]
+    return out + [q for name in sets if name in ("qasper", "in_domain") for q in load_set(name) if q["paper"] in ready]
 
 
 class Retrievers:
@@ -292,7 +298,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--var", default=str(common.ROOT / "var" / "bench"))
     parser.add_argument("--collection", default="devbench")
-    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated question sets of SETS")
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated question sets of SETS and MORE_SETS")
     # "auto" since the union of the calibration halves (stop 26): it chose 0.3 there. On the
     # devbench half alone it chose 0.01, which read worse held out, and 0.1 was kept then.
     parser.add_argument("--l2", default="auto",
@@ -317,7 +323,7 @@ def main() -> None:
     collection = Collection.objects.get(slug=args.collection)
     ready = {n.removesuffix(".pdf")
              for n in collection.documents.filter(status="ready").values_list("original_name", flat=True)}
-    sets = tuple(n for n in SETS if n in args.sets.split(","))
+    sets = tuple(n for n in SETS + MORE_SETS if n in args.sets.split(","))
     questions = [q for q in labelled_questions(ready, sets) if q["split"] == "calibration"]
     cfg = get_config("agentic")
     retriever_for = Retrievers(collection, cfg.retrieval_mode)

@@ -57,3 +57,22 @@ def test_a_tie_goes_to_the_larger_penalty(calibrate):
     chosen, trace = calibrate.choose_l2(x, y, groups, qids, [0])
     assert {s["top1"] for s in trace.values()} == {6}
     assert chosen == max(calibrate.L2_GRID)
+
+
+def test_the_blind_sets_join_by_their_halves_and_bench_blind_never_does(calibrate):
+    import json
+
+    papers = set()
+    for name in ("blind2", "blind3", "blind"):
+        for line in (BENCH / name / "questions.jsonl").open(encoding="utf-8"):
+            if line.strip():
+                papers |= {d.removesuffix(".pdf") for d in json.loads(line).get("documents", [])}
+    rows = calibrate.labelled_questions(papers, sets=("blind2", "blind3", "blind"))
+    assert {q["set"] for q in rows} == {"blind2", "blind3"}
+    assert {q["split"] for q in rows} == {"calibration", "test"}
+    answerable = [q for q in rows if q["expected_behavior"] == "ANSWER"]
+    assert answerable and all(q["required_evidence_spans"] for q in answerable)
+    # A question whose paper is not ready is left out.
+    some = next(iter(answerable))
+    assert all(q["question_id"] != some["question_id"] or q["set"] != some["set"]
+               for q in calibrate.labelled_questions(papers - set(some["papers"]), sets=("blind2", "blind3")))
