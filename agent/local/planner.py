@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from agent.local.contradiction import spell_digits
-from agent.local.text import STOPWORDS, anchor_terms, content_terms
+from agent.local.text import STOPWORDS, american_spelling, anchor_terms, content_terms
 from agent.types import Complexity, Plan
 
 _WH = r"(?:what|how|which|who|whom|when|where|why|did|does|do|is|are|was|were|can|could|has|have)"
@@ -666,11 +666,32 @@ def _side_need(side: str, question: str, topic: str) -> str:
     shared topic when the question names no dimension."""
     m = _DIMENSION.search(question)
     if not m:
-        return _clean(f"{side}: {topic}")
+        return _distributed(side, question) or _clean(f"{side}: {topic}")
     dim = _clean(m.group("dim"))
     if not re.match(rf"^{_WH}\b", dim, re.IGNORECASE):
         dim = "what is the " + re.sub(r"^the\s+", "", dim, flags=re.IGNORECASE)
     return f"In {side}, {dim}?"
+
+
+# What stands for each side of a comparison in its asking clause ("which pooling does each use?").
+_EACH = re.compile(r"\b(?P<w>each(?:\s+of\s+them)?|both(?:\s+of\s+them)?|they|them|their)\b", re.IGNORECASE)
+
+
+def _distributed(side: str, question: str) -> str:
+    """A comparison's asking clause asked of one side, when it asks the same of each ("Both
+    X and Y pool token vectors: which pooling does each use by default?" -> "which pooling
+    does X use by default?"); "" when no clause asks of "each"/"they", or the clause asks
+    how they differ (a relation between the sides, not a question of one)."""
+    clauses = [c.strip() for c in re.split(r"[:;]\s+|(?<=[.?!])\s+", question)]
+    asks = [c for c in clauses if re.match(rf"{_WH}\b", c, re.IGNORECASE) and _EACH.search(c)
+            and not _WHOLE_COMPARISON.search(c)]
+    if not asks:
+        return ""
+
+    def swap(m: re.Match) -> str:
+        return f"{side}'s" if m.group("w").lower() == "their" else side
+
+    return _clean(_EACH.sub(swap, asks[0].rstrip(".?"))) + "?"
 
 
 def _carry(clause: str, said: str, lead: str, *, situate: bool = True) -> str:
@@ -800,6 +821,15 @@ def _bridged(ask: str, statement: str) -> str:
 
 class RulePlanner:
     def plan(self, question: str) -> Plan:
+        # A British spelling gets its American one (text.american_spelling): in a search beside
+        # it, in a need in its place. Terms are stems, and "neighbours" shares none with a
+        # paper's "neighbors". The premises keep the asker's words: a premise confirmed by a
+        # respelled word is one more false premise the coverage-based check lets through.
+        plan = self._plan(question)
+        return plan.model_copy(update={"sub_queries": [american_spelling(s, both=True) for s in plan.sub_queries],
+                                       "facts": [american_spelling(f) for f in plan.facts]})
+
+    def _plan(self, question: str) -> Plan:
         q = _clean(question)
         sentences = _whole_sentences([s for s in _SENTENCES.split(q) if s])
         asks = [s for s in sentences if _is_question(s)] or [q]
