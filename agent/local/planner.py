@@ -782,7 +782,7 @@ def _part_queries(ask: str, said: str, *, first_too: bool = False) -> list[str]:
     CARRY_QUERIES: on the calibration halves (bench/multipart.py) a part's own search
     without them found its passage more often, the first search (the whole question)
     already holding the subject's."""
-    clauses = [_clean(c) for c in _NEED_SPLIT.split(ask) if _clean(c)]
+    clauses = [_clean(c) for c in _CLAUSE_SPLIT.split(ask) if _clean(c)]
     if not clauses:
         return []
     first = clauses[0]
@@ -879,8 +879,11 @@ class RulePlanner:
             # A multi-hop question: the statement names one document, the question another;
             # each of the question's clauses is a search of its own (_part_queries).
             subs.append(_clean(context))
+            # A clause with less than two content words of its own ("How many, and why?") is
+            # no search: it finds any passage; the question's clauses are then searched together.
             parts = [p for a in asks for p in _part_queries(a, context, first_too=True)]
-            subs.extend(parts if len(parts) > 1 else [_clean(" ".join(asks))])
+            searchable = len(parts) > 1 and all(len(content_terms(p)) >= 2 for p in parts)
+            subs.extend(parts if searchable else [_clean(" ".join(asks))])
         else:
             # Each later clause as its own search, its reference back ("that choice", "it")
             # replaced by what the first clause asked about (_resolved), with the subject and

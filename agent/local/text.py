@@ -98,8 +98,9 @@ def american(word: str) -> str:
         if word.startswith(british):
             return british[:-2] + "r" + word[len(british):]
     m = _ISE.match(word)
-    # "...wise" ("pairwise", "otherwise"), "...prise" and "...rcise" are no -ise verbs.
-    if m and m.group("stem") not in _NOT_ISE and not m.group("stem").endswith(("w", "pr", "rc")):
+    # "...wise" ("pairwise", "otherwise"), "...prise" and "...rcise" are no -ise verbs, nor
+    # a listed word with a prefix ("unsupervised").
+    if m and not m.group("stem").endswith((*_NOT_ISE, "w", "pr", "rc")):
         return f"{m.group('stem')}iz{m.group('end')}"
     m = _YSE.match(word)
     if m:

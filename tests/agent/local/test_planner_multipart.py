@@ -32,6 +32,11 @@ def test_it_in_a_search_gets_a_subject():
     assert plan("What is Harrow-2, and how is it trained?").sub_queries[1] == "how is Harrow-2 trained?"
 
 
+def test_clauses_after_a_statement_too_short_to_search_are_searched_together():
+    p = plan("Lumen drops some passages from its index. How many, and why?")
+    assert p.sub_queries[1] == "How many, and why?"
+
+
 def test_it_after_a_statement_is_its_one_name_in_each_search():
     p = plan("Lumen grades answers with a rubric. Who writes the rubric, and how long does it take?")
     assert p.sub_queries[2] == "how long does Lumen take?"

@@ -15,7 +15,7 @@ def test_a_british_spelling_respelled_shares_the_american_terms():
 
 def test_words_whose_ise_is_no_suffix_stay():
     for word in ("precise", "premise", "exercise", "promise", "surprise", "otherwise", "pairwise", "noise",
-                 "raise", "comprise", "supervised", "expertise", "analyses"):
+                 "raise", "comprise", "supervised", "unsupervised", "expertise", "analyses", "unprecise"):
         assert american(word) == word
 
 
