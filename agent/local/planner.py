@@ -666,32 +666,11 @@ def _side_need(side: str, question: str, topic: str) -> str:
     shared topic when the question names no dimension."""
     m = _DIMENSION.search(question)
     if not m:
-        return _distributed(side, question) or _clean(f"{side}: {topic}")
+        return _clean(f"{side}: {topic}")
     dim = _clean(m.group("dim"))
     if not re.match(rf"^{_WH}\b", dim, re.IGNORECASE):
         dim = "what is the " + re.sub(r"^the\s+", "", dim, flags=re.IGNORECASE)
     return f"In {side}, {dim}?"
-
-
-# What stands for each side of a comparison in its asking clause ("which pooling does each use?").
-_EACH = re.compile(r"\b(?P<w>each(?:\s+of\s+them)?|both(?:\s+of\s+them)?|they|them|their)\b", re.IGNORECASE)
-
-
-def _distributed(side: str, question: str) -> str:
-    """A comparison's asking clause asked of one side, when it asks the same of each ("Both
-    X and Y pool token vectors: which pooling does each use by default?" -> "which pooling
-    does X use by default?"); "" when no clause asks of "each"/"they", or the clause asks
-    how they differ (a relation between the sides, not a question of one)."""
-    clauses = [c.strip() for c in re.split(r"[:;]\s+|(?<=[.?!])\s+", question)]
-    asks = [c for c in clauses if re.match(rf"{_WH}\b", c, re.IGNORECASE) and _EACH.search(c)
-            and not _WHOLE_COMPARISON.search(c)]
-    if not asks:
-        return ""
-
-    def swap(m: re.Match) -> str:
-        return f"{side}'s" if m.group("w").lower() == "their" else side
-
-    return _clean(_EACH.sub(swap, asks[0].rstrip(".?"))) + "?"
 
 
 def _carry(clause: str, said: str, lead: str, *, situate: bool = True) -> str:

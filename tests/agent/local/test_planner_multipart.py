@@ -90,16 +90,6 @@ def test_each_clause_after_a_statement_is_a_search_of_its_own():
     assert p.sub_queries[2] == "what did Osprey observe about longer strides?"
 
 
-def test_a_comparison_asking_each_side_the_same_asks_it_of_each():
-    p = plan("Lumen and Quill both compress prompts: which tokenizer does each rely on?")
-    assert p.facts == ["which tokenizer does Lumen rely on?", "which tokenizer does Quill rely on?"]
-
-
-def test_a_comparison_asking_how_they_differ_is_not_distributed():
-    p = plan("Lumen and Quill both compress prompts. How do they differ?")
-    assert not any("How do Lumen differ" in f for f in p.facts)
-
-
 def test_a_british_spelling_is_searched_with_its_american_one():
     p = plan("How is the Harrow encoder initialised, and how many neighbours does it read?")
     assert "initialised (initialized)" in p.sub_queries[0]
