@@ -865,8 +865,8 @@ class RulePlanner:
             subs.extend(parts if searchable else [_clean(" ".join(asks))])
         else:
             # Each later clause as its own search, its reference back ("that choice", "it")
-            # replaced by what the first clause asked about (_resolved), with the subject and
-            # lead-in the first clause gave it (_part_queries).
+            # replaced by what the first clause asked about (_resolved), an elided one given
+            # the first clause's relation (_part_queries).
             subs.append(q)
             for a in asks:
                 subs.extend(_part_queries(a, ""))
