@@ -3,11 +3,13 @@ evidence, does the selection put a gold sentence first, does the answer hold eve
 
     nice .venv/bin/python bench/multipart.py --var var/bench-blind --collection blind --split calibration
     ... --split test --show        # one line per question, the plan's facts and sub-queries too
-    ... --sets multipart           # only bench/multipart_questions.jsonl (multipart, devbench)
+    ... --sets multipart           # only bench/multipart_questions.jsonl (multipart, devbench, blind2, blind3)
+    ... --trace MP02,D03           # per fact: P(answered), best candidates, each gold span's rank
 
 The questions: bench/multipart_questions.jsonl (each part's evidence spans in `part_spans`)
 and devbench's answerable questions that ask two things (category answerable_multi_hop, or
-a second asking clause ", and what/how/which ...", or a comparison); each with its split.
+a second asking clause ", and what/how/which ...", or a comparison), and the multi_part
+questions of bench/blind2 and bench/blind3 (each evidence span a part); each with its split.
 Run through the agentic loop with the local roles (retrieval memoised, one thread). Per
 evidence span (bench/sentence_pool.py's funnel, plus where the first pass found it):
 
@@ -54,7 +56,46 @@ def load(sets: list[str], split: str, ready: set[str]) -> list[dict]:
             if (q["split"] == split and q["expected_behavior"] == "ANSWER" and set(q["expected_doc_ids"]) <= ready
                     and (q["category"] == "answerable_multi_hop" or _TWO_ASKS.search(q["question"]))):
                 out.append({**q, "set": "devbench", "part_spans": [[s] for s in q["required_evidence_spans"]]})
+    for name in ("blind2", "blind3"):
+        if name not in sets:
+            continue
+        for line in (common.ROOT / "bench" / name / "questions.jsonl").open(encoding="utf-8"):
+            q = json.loads(line) if line.strip() else None
+            if (q and q["category"] == "multi_part" and q.get("split") == split
+                    and {d.removesuffix(".pdf") for d in q["documents"]} <= ready):
+                spans = [e["text"] for e in q["evidence"]]
+                out.append({**q, "set": name, "required_evidence_spans": spans, "part_spans": [[s] for s in spans]})
     return out
+
+
+def _trace(q: dict, result, auditor, retriever, k: int) -> None:
+    """Where each part is lost: per fact, P(answered) of its best candidate, its three best
+    candidates and the rank of a candidate holding each gold span; per sub-query, the rank of
+    each gold span's chunk in its top 3k."""
+    from calibrate_selection import holds_span
+
+    from agent import benchmark as bm
+    from agent.local import sufficiency
+
+    p = auditor.params
+    spans = q["required_evidence_spans"]
+    print(f"--- {q['question_id']} {q['question']}", file=sys.stderr)
+    for sub in result.queries:
+        hits = [h.text for h in retriever.retrieve(sub, k=3 * k)]
+        ranks = [next((i for i, t in enumerate(hits, 1) if bm.spans_covered([s], [t]) > 0), None) for s in spans]
+        print(f"  query {sub[:110]!r}: gold chunk ranks {ranks}", file=sys.stderr)
+    ranked = auditor.rank_sentences(q["question"], result.plan, result.sources, need_features=p.need_features)
+    audit = result.audit
+    for n, (x, listed) in enumerate(ranked):
+        need = sufficiency.probability(x, p.need_weights, p.need_bias) if x is not None else 0.0
+        label = audit.facts[n].label.value if audit and n < len(audit.facts) else "-"
+        gold = [next((i for i, (quote, *_) in enumerate(listed, 1) if holds_span(quote, [s])), None) for s in spans]
+        fact = audit.facts[n].fact if audit and n < len(audit.facts) else "?"
+        print(f"  fact {n + 1} {fact[:110]!r}: need {need:.2f} {label}; gold ranks {gold}", file=sys.stderr)
+        for quote, _, answers, _ in listed[:3]:
+            print(f"      {answers:.3f} {quote[:140]}", file=sys.stderr)
+    for s in result.answer.sentences:
+        print(f"  answer: {s.text[:160]}", file=sys.stderr)
 
 
 def main() -> None:
@@ -63,8 +104,10 @@ def main() -> None:
     parser.add_argument("--collection", default="blind")
     parser.add_argument("--split", default="calibration", choices=("calibration", "test"))
     parser.add_argument("--config", default="agentic")
-    parser.add_argument("--sets", default="multipart,devbench")
+    parser.add_argument("--sets", default="multipart,devbench,blind2,blind3")
     parser.add_argument("--show", action="store_true")
+    parser.add_argument("--trace", default="", help="comma-separated question ids: per fact, P(answered), its best "
+                        "candidates and each gold span's rank (the other questions are skipped)")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
 
@@ -83,6 +126,8 @@ def main() -> None:
     collection = Collection.objects.get(slug=args.collection)
     names = collection.documents.filter(status="ready").values_list("original_name", flat=True)
     questions = load(args.sets.split(","), args.split, {n.removesuffix(".pdf") for n in names})
+    if args.trace:
+        questions = [q for q in questions if q["question_id"] in args.trace.split(",")]
     retriever = MemoRetriever(CollectionRetriever(collection, mode=cfg.retrieval_mode))
     tally: dict[str, Counter] = {}
     for q in questions:
@@ -115,6 +160,8 @@ def main() -> None:
             print(f"      facts={result.plan.facts}\n      subs={subs}", file=sys.stderr)
             if result.answer.missing_note:
                 print(f"      missing={result.answer.missing_note[:200]}", file=sys.stderr)
+        if args.trace:
+            _trace(q, result, every, retriever, cfg.top_k)
     out = {"split": args.split, "config": args.config}
     for name, c in tally.items():
         out[name] = {"questions": c["questions"], **{s: f"{c[s]}/{c['parts']}" for s in STAGES},

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from agent.local.contradiction import spell_digits
-from agent.local.text import STOPWORDS, anchor_terms, content_terms
+from agent.local.text import STOPWORDS, american_spelling, anchor_terms, content_terms
 from agent.types import Complexity, Plan
 
 _WH = r"(?:what|how|which|who|whom|when|where|why|did|does|do|is|are|was|were|can|could|has|have)"
@@ -536,6 +536,10 @@ def _needs(asks: list[str], statements: list[str]) -> list[str]:
         clauses = [_clean(c) for c in _NEED_SPLIT.split(ask) if _clean(c)]
         lead = _LEAD_IN.match(clauses[0]) if clauses else None
         for n, clause in enumerate(clauses):
+            # "..., and which in the Y paper?" asks the first clause's question of another place,
+            # which it names itself: nothing said before situates it.
+            elided = bool(n) and _borrowed(clauses[0], clause) != clause
+            clause = _borrowed(clauses[0], clause) if elided else clause
             bare = _BARE_WH.match(clause)
             if bare and n:
                 clause = _elided(bare.group("wh"), clauses[n - 1])
@@ -544,7 +548,7 @@ def _needs(asks: list[str], statements: list[str]) -> list[str]:
             clause = _content_question(clause if n else _topic_resolved(clause))
             for part in _coordinated(clause):
                 # The question a statement introduces is situated by it too ("X wants Y. Why not Z?").
-                needs.append(part if not said else _carry(part, said, lead.group("lead") if lead and n else "",
+                needs.append(part if not said or elided else _carry(part, said, lead.group("lead") if lead and n else "",
                                                           situate=bool(n) or bool(statements)))
             said = _clean(f"{said} {clause}")
     return list(dict.fromkeys(needs))[:3]
@@ -745,8 +749,66 @@ def _resolved(clause: str, first: str, *, need: bool = False) -> str:
     return _clean(_ANAPHOR.sub(swap, clause))
 
 
+CARRY_QUERIES = False
+
+
+def _part_queries(ask: str, said: str, *, first_too: bool = False) -> list[str]:
+    """The searches of an asking sentence's clauses after the first (with `first_too`, the
+    first as well): each clause's reference back replaced by what the first clause asked
+    about (_resolved), an elided clause ("and which in the Y paper?") given the first one's
+    relation (_borrowed), and what the first clause said before it asked: its lead-in ("For
+    X's pretraining, how large ..., and how many N ...?") or its one name (_carry) only with
+    CARRY_QUERIES: on the calibration halves (bench/multipart.py) a part's own search
+    without them found its passage more often, the first search (the whole question)
+    already holding the subject's."""
+    clauses = [_clean(c) for c in _CLAUSE_SPLIT.split(ask) if _clean(c)]
+    if not clauses:
+        return []
+    first = clauses[0]
+    lead = _LEAD_IN.match(first)
+    out = [_carry(first, said, "", situate=False)] if first_too else []
+    for clause in clauses[1:]:
+        query = _resolved(_with_subject(_borrowed(first, clause), first), first)
+        # "it" is the one name said before; a lead-in or that name as a place only with
+        # CARRY_QUERIES (they pull a part's search back to the first part's passages).
+        out.append(_carry(query, f"{said} {first}", lead.group("lead") if lead and CARRY_QUERIES else "",
+                          situate=CARRY_QUERIES))
+    return list(dict.fromkeys(out))
+
+
+# "this/that/these/those N" and the noun phrase of a statement ending in N: "the [CLS] vector".
+_DEMONSTRATIVE = re.compile(r"\b(?:that|this|these|those)\s+(?P<noun>[a-z][\w\-]*)\b")
+
+
+def _bridged(ask: str, statement: str) -> str:
+    """A question whose demonstrative refers to a noun phrase of the statement before it
+    ("BERT's authors say the [CLS] vector is ... What did Y measure when that vector is
+    used?") with that phrase in its place ("... when the [CLS] vector is used?"): the second
+    hop of a multi-hop question searches for what the first names. A demonstrative whose
+    noun the statement does not end a phrase with stays."""
+    def swap(m: re.Match) -> str:
+        noun = re.escape(m.group("noun"))
+        found = re.findall(rf"\b((?:the|a|an|its|their)\s+(?:[\w\-\[\]\.']+\s+){{0,3}}?{noun})\b", statement,
+                           re.IGNORECASE)
+        if not found:
+            return m.group(0)
+        phrase = found[-1]
+        return f"the {phrase.split(None, 1)[1]}" if phrase.split()[0].lower() in ("a", "an") else phrase
+
+    return _DEMONSTRATIVE.sub(swap, ask)
+
+
 class RulePlanner:
     def plan(self, question: str) -> Plan:
+        # A British spelling gets its American one (text.american_spelling): in a search beside
+        # it, in a need in its place. Terms are stems, and "neighbours" shares none with a
+        # paper's "neighbors". The premises keep the asker's words: a premise confirmed by a
+        # respelled word is one more false premise the coverage-based check lets through.
+        plan = self._plan(question)
+        return plan.model_copy(update={"sub_queries": [american_spelling(s, both=True) for s in plan.sub_queries],
+                                       "facts": [american_spelling(f) for f in plan.facts]})
+
+    def _plan(self, question: str) -> Plan:
         q = _clean(question)
         sentences = _whole_sentences([s for s in _SENTENCES.split(q) if s])
         asks = [s for s in sentences if _is_question(s)] or [q]
@@ -782,6 +844,9 @@ class RulePlanner:
         # before the question is asked too, as a yes/no need: it often names the document
         # the answer must also cite (the bridge of a multi-hop question).
         context = " ".join(statements)
+        # "X cautions that the [CLS] vector ... What did Y measure when that vector ...?": the
+        # second hop's "that vector" is the statement's, and its search needs the name.
+        asks = [_bridged(a, context) for a in asks] if statements else asks
         facts = _needs(asks, statements) or [q]
         if statements:
             facts = [_confirmation(context), *facts][:3]
@@ -790,15 +855,20 @@ class RulePlanner:
                         premises=premises)
         subs: list[str] = []
         if statements:
-            # A multi-hop question: the statement names one document, the question another.
+            # A multi-hop question: the statement names one document, the question another;
+            # each of the question's clauses is a search of its own (_part_queries).
             subs.append(_clean(context))
-            subs.append(_clean(" ".join(asks)))
+            # A clause with less than two content words of its own ("How many, and why?") is
+            # no search: it finds any passage; the question's clauses are then searched together.
+            parts = [p for a in asks for p in _part_queries(a, context, first_too=True)]
+            searchable = len(parts) > 1 and all(len(content_terms(p)) >= 2 for p in parts)
+            subs.extend(parts if searchable else [_clean(" ".join(asks))])
         else:
             # Each later clause as its own search, its reference back ("that choice", "it")
-            # replaced by what the first clause asked about (_resolved).
+            # replaced by what the first clause asked about (_resolved), an elided one given
+            # the first clause's relation (_part_queries).
             subs.append(q)
             for a in asks:
-                clauses = [_clean(c) for c in _CLAUSE_SPLIT.split(a) if _clean(c)]
-                subs.extend(_resolved(_with_subject(c, clauses[0]), clauses[0]) for c in clauses[1:])
+                subs.extend(_part_queries(a, ""))
         subs = list(dict.fromkeys([*subs[:2], *_premise_query(premises), *subs[2:]]))[:3]
         return Plan(complexity=Complexity.MULTI_PART, facts=facts, sub_queries=subs, premises=premises)

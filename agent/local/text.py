@@ -70,6 +70,59 @@ def stem(word: str) -> str:
     return _stemmer().stemWord(word.lower())
 
 
+# British spellings a question may use where a paper uses the American one ("neighbours",
+# "initialised", "analyse", "centre"): the stems differ ("neighbour" / "neighbor"), so a
+# sentence saying the same thing would share no term with the question (the planner spells
+# its needs and searches the American way, agent.local.planner.RulePlanner.plan). General English
+# only: -our words by their stem, -ise/-isation verbs (not "precise", "premise", "exercise",
+# ...: a word whose -ise is no suffix), -yse verbs, -re nouns.
+_OUR = ("behaviour", "colour", "favour", "flavour", "honour", "humour", "labour", "neighbour", "rumour", "vapour",
+        "harbour", "endeavour", "tumour", "armour", "odour", "vigour", "rigour", "parlour", "savour")
+_ISE = re.compile(r"^(?P<stem>[a-z]{4,})is(?P<end>e|ed|es|ing|er|ers|ation|ations|able)$")
+_NOT_ISE = frozenset(["advert", "apprai", "chast", "compr", "comprom", "conc", "demi", "desp", "dev", "disgu",
+                      "enterpr", "exerc", "expert", "franch", "improv", "merchand", "parad", "prec", "prem", "prom",
+                      "surpr", "surm", "superv", "telev", "treat", "mort", "torto", "porpo", "turquo", "chem"])
+_YSE = re.compile(r"^(?P<stem>anal|paral|catal|hydrol|electrol|dial)ys(?P<end>e|ed|ing|er|ers)$")
+_RE_NOUNS = {"centre": "center", "centres": "centers", "centred": "centered", "fibre": "fiber", "fibres": "fibers",
+             "litre": "liter", "litres": "liters", "metre": "meter", "metres": "meters", "theatre": "theater",
+             "calibre": "caliber", "defence": "defense", "licence": "license", "offence": "offense",
+             "programme": "program", "programmes": "programs", "catalogue": "catalog", "catalogues": "catalogs"}
+
+
+@lru_cache(maxsize=65_536)
+def american(word: str) -> str:
+    """The American spelling of a lower-case British word, else the word."""
+    if word in _RE_NOUNS:
+        return _RE_NOUNS[word]
+    for british in _OUR:
+        if word.startswith(british):
+            return british[:-2] + "r" + word[len(british):]
+    m = _ISE.match(word)
+    # "...wise" ("pairwise", "otherwise"), "...prise" and "...rcise" are no -ise verbs, nor
+    # a listed word with a prefix ("unsupervised").
+    if m and not m.group("stem").endswith((*_NOT_ISE, "w", "pr", "rc")):
+        return f"{m.group('stem')}iz{m.group('end')}"
+    m = _YSE.match(word)
+    if m:
+        return f"{m.group('stem')}yz{m.group('end')}"
+    return word
+
+
+def american_spelling(text: str, *, both: bool = False) -> str:
+    """The text with each British spelling (american) in its American one; with `both`,
+    followed by it in brackets ("how many neighbours (neighbors) ..."), so that a search
+    finds either."""
+    def swap(m: re.Match) -> str:
+        word = m.group(0)
+        us = american(word.lower())
+        if us == word.lower():
+            return word
+        us = us.capitalize() if word[0].isupper() else us
+        return f"{word} ({us})" if both else us
+
+    return re.sub(r"[A-Za-z]+", swap, text)
+
+
 def content_terms(text: str) -> list[str]:
     """Stemmed content words in order, without stopwords, duplicates removed."""
     seen: dict[str, None] = {}
