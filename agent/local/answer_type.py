@@ -60,6 +60,8 @@ class Need:
 _CLAUSE = re.compile(r"[,;:]\s+|[.?!]\s+")
 _QUANTITY = r"(?:number|percentage|percent|fraction|share|proportion|ratio|amount|count)"
 _NOUN = r"(?:[\w\-\./'@]+\s+){0,5}?[\w\-\./'@]+"
+# A count of things, not a share of them: "how many of the queries" may be answered by "31%".
+_COUNTS = re.compile(r"^how many\s+(?!of\b)(?!.*\b(?:percent|percentage|share|fraction|proportion)\b)")
 
 
 def need_of(question: str) -> Need:
@@ -156,6 +158,9 @@ def offers(need: Need, question: str, sentence: str, *, context: str = "") -> fl
     focus_ok = not need.focus or bool(set(need.focus) & (term_set(sentence) | term_set(context)))
     if need.kind == "number":
         fresh = numbers(_NOT_VALUES.sub(" ", sentence)) - numbers(question)
+        if _COUNTS.match(asking_clause(question).lower()):
+            # "How many annotators ...": a share ("30% of the queries") counts nothing asked.
+            fresh = {n for n in fresh if not n.endswith("%")}
         # Spelled numbers count too ("eight heads"), unless the question has them ("the two benchmarks").
         said = set(words(sentence.lower())) - set(words(question.lower()))
         if not fresh and not _SPELLED & said:

@@ -120,3 +120,19 @@ def test_a_citation_year_a_link_or_a_footnote_mark_is_no_count():
     assert offers(need, fact, "We release a datasheet (Okafor et al., 2018) for the Quill dataset.") == 0.0
     assert offers(need, fact, "The Quill dataset is documented online.4 4https://quill.example.org/v2") == 0.0
     assert offers(need, fact, "The Quill dataset [Okafor, 2018] covers 7 languages.") == 1.0
+
+
+def test_a_count_question_is_not_answered_by_a_share():
+    question = "How many raters labelled each pair?"
+    need = need_of(question)
+    assert offers(need, question, "About 30% of the pairs were labelled by raters.") == 0.0
+    assert offers(need, question, "Each pair was labelled by 5 raters.") == 1.0
+    assert offers(need, question, "Three raters labelled each pair.") == 1.0
+
+
+@pytest.mark.parametrize("question", [
+    "How many of the generated words are new?",
+    "How many queries, as a percentage of the pool, were judged relevant?",
+])
+def test_a_share_may_answer_how_many_of_a_whole(question):
+    assert offers(need_of(question), question, "31% of the generated words are new and 12% of queries relevant.") > 0
