@@ -209,12 +209,60 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
         if i == 1 and first in {"appendix", "section", "chapter"} and re.fullmatch(r"[A-Z0-9](?:\.\d{1,2})*[.:]?", word):
             continue  # "Appendix A Architecture and Training Details The architecture ..."
         previous = tokens[i - 1].lower().strip(":.")
-        if (word.lower() in _SENTENCE_OPENERS and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
+        # An opener may carry its comma ("Zero-shot Retrieval First, the passages ...").
+        opener = word.lower().rstrip(",")
+        if (opener in _SENTENCE_OPENERS and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
                 and (following[:1].islower() or following[:1].isdigit())):
             return _cut(sentence, i)
         # A heading in sentence case ("Estimating faithfulness using LLMs The problem ...") has
         # lower-case words too, but no punctuation and no sentence opener before its end.
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*:?|\([A-Z][A-Za-z]*\)", word) or (
-                word[:1].isupper() and word.lower() in _SENTENCE_OPENERS):
+                word[:1].isupper() and opener in _SENTENCE_OPENERS):
             return None
     return None
+
+
+# A run-in heading that ends in a colon: a few title words, then ": " ("Data Structure: Initially,
+# ...", "Multi-factor Search: Until now, ..."). Words that make the label a clause ("Our aim is
+# two-fold: ...", "They are: ...") or a lead-in are not in a heading.
+_LABEL = re.compile(r"^(?P<label>[^:;,.!?()\[\]]{2,60}?):\s+(?=\S)")
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]+(?:['\u2019]s)?(?:-[A-Za-z][a-z]*)*")
+_CLAUSE_WORDS = frozenset([
+    "is", "are", "was", "were", "be", "been", "has", "have", "had", "we", "our", "they", "it", "this", "these",
+    "there", "can", "will", "would", "should", "may", "must", "follows", "following", "include", "includes",
+    "namely", "i.e", "e.g", "such", "example", "note", "where",
+])
+
+
+def label_heading(sentence: str) -> tuple[str, str] | None:
+    """(label, rest) when a run-in heading ending in a colon opens a sentence that stands on
+    its own: "Data Structure: Initially, the ..." -> ("Data Structure:", "Initially, the ...").
+
+    The label is one to five words that start capitalised, without a verb or a pronoun (a clause
+    before a colon, "Our aim is two-fold:", is a lead-in, not a heading); the rest starts with a
+    capitalised word followed by a lower-case one or a comma, the shape of a sentence opening,
+    and has at least five words. A rest that opens with a citation ("FreshPrompt: (Vu et al.,
+    2023) address ...") or in lower case ("Total: the number of ...") needs its label as its
+    subject, and a definition ("MR: Sentiment prediction of movie reviews") too, so those stay
+    whole: the caller decides whether the whole is prose.
+    """
+    match = _LABEL.match(sentence)
+    if not match:
+        return None
+    label = match.group("label").split()
+    rest = sentence[match.end():].split()
+    if not 1 <= len(label) <= 5 or not label[0][:1].isupper() or len(rest) < 5:
+        return None
+    # A topic ("Data Structure", "Multi-factor Search"), not a name: a label that names a
+    # dataset or a method ("MS MARCO:", "BM25 + Doc2query:", "FreshPrompt:") is the subject of
+    # what follows, and cutting it would cut what the sentence is about.
+    if not all(_PLAIN_WORD.fullmatch(w) or w.lower() in _TITLE_FUNCTION_WORDS for w in label):
+        return None
+    if any(w.lower().strip("'\u2019") in _CLAUSE_WORDS for w in label):
+        return None
+    # A list mark may open the rest ("Sparse Retrieval: (a) DeepCT uses ...").
+    first, second = rest[1:3] if re.fullmatch(r"\([a-z]\)", rest[0]) else rest[:2]
+    if not first[:1].isupper() or not (
+            second[:1].islower() or first.endswith(",") or first.lower() in _SENTENCE_OPENERS):
+        return None
+    return sentence[:match.end()].rstrip(), sentence[match.end():]
