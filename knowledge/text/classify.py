@@ -29,6 +29,7 @@ from knowledge.text.sentences import (
     _SECTION_NUMBER,
     NAMED_SECTIONS,
     label_heading,
+    label_match,
     run_in_heading,
     split_heading,
 )
@@ -218,9 +219,10 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         return "caption"
     if layout_score(text) >= LAYOUT_THRESHOLD:
         return "figure"
-    if len(tokens) <= VERBLESS_MAX_TOKENS and not has_verb(tokens):
+    if len(tokens) <= VERBLESS_MAX_TOKENS and not has_verb(tokens) and not label_match(text):
         # A noun phrase: the rest of a caption ("Zero-shot evaluation on four QA datasets."), a
         # label or a list item ("A larger mini-batch."). It names something, it states nothing.
+        # A definition ("MPQA: Phrase level opinion polarity ...") states what its term is.
         return "caption"
     return "prose"
 
@@ -265,12 +267,20 @@ def strip_marks(sentence: str) -> str:
             s = rest
     # A field label of a printed example ("Question: ...", "Title: ...") is not a heading: the
     # example stays whole, and is not evidence.
-    split = split_heading(s) or run_in_heading(s) or (None if _EXAMPLE_FIELD.search(s) else label_heading(s))
+    split = split_heading(s) or (_label_cut(s) if label_match(s) else run_in_heading(s))
     if split:
         s = split[1].strip()
         # A list mark after a run-in heading ("Lexical Retrieval: (a) BM25 is ...").
         s = _LEADING_MARK.sub("", s, count=1).strip()
     return s
+
+
+def _label_cut(s: str) -> tuple[str, str] | None:
+    # A field label of a printed example ("Question: ...", "Title: ...") is not a heading (the
+    # example stays whole, and is not evidence); a definition ("Direct: The standard in-context
+    # learning.") needs its term: only a label before a statement with a verb is cut.
+    split = (None if _EXAMPLE_FIELD.search(s) else label_heading(s)) or run_in_heading(s)
+    return split if split and has_verb(split[1].split()) else None
 
 
 @lru_cache(maxsize=16384)
@@ -319,14 +329,15 @@ _IRREGULAR = frozenset([
     "shown", "given", "taken", "seen", "known", "done", "met", "came", "come", "became", "began", "brought",
     "built", "chose", "thought", "wrote", "written"
 ])
-_STRIP = "()[],;:.\"'\u201c\u201d\u2018"
+_VERB_WORD = re.compile(r"[^\W_][\w'-]*")
+_URL = re.compile(r"\S*(?:https?:|www\.)\S*")
 
 
 def _verb_form(word: str) -> bool:
     if word in _IRREGULAR:
         return True
-    for suffix, add in (("", ""), ("s", ""), ("es", ""), ("d", ""), ("ed", ""), ("ing", ""), ("ing", "e"),
-                        ("ies", "y"), ("ied", "y")):
+    # Not "-ing": a gerund or participle ("Process of chunk selection using ...") is no finite verb.
+    for suffix, add in (("", ""), ("s", ""), ("es", ""), ("d", ""), ("ed", ""), ("ies", "y"), ("ied", "y")):
         if word.endswith(suffix) and (word[: len(word) - len(suffix)] + add) in _VERB_STEMS:
             return True
     return False
@@ -338,7 +349,8 @@ def has_verb(tokens: list[str]) -> bool:
     after the first, an "-s" word after a word that is not plural (a singular subject: "averaging
     inhibits this"), or a lower-case word after a plural one ("the authors tweak only ...").
     Errs towards a verb: a missed one drops a sentence, a false one only keeps a label."""
-    words = [t.strip(_STRIP).replace("\u2019", "'") for t in tokens]
+    # Words, with brackets and glued citations split off ("[30]proposed").
+    words = _VERB_WORD.findall(_URL.sub(" ", " ".join(tokens)).replace("\u2019", "'"))
     lower = [w.lower() for w in words]
     for i, (word, low) in enumerate(zip(words, lower, strict=True)):
         if low in _FINITE:

@@ -225,13 +225,18 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
 # A run-in heading that ends in a colon: a few title words, then ": " ("Data Structure: Initially,
 # ...", "Multi-factor Search: Until now, ..."). Words that make the label a clause ("Our aim is
 # two-fold: ...", "They are: ...") or a lead-in are not in a heading.
-_LABEL = re.compile(r"^(?P<label>[^:;,.!?()\[\]]{2,60}?):\s+(?=\S)")
+_LABEL = re.compile(r"^(?P<label>[A-Za-z][^:;,.!?()\[\]]{1,59}?):\s+(?=\S)")
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z]+(?:['\u2019]s)?(?:-[A-Za-z][a-z]*)*")
 _CLAUSE_WORDS = frozenset([
     "is", "are", "was", "were", "be", "been", "has", "have", "had", "we", "our", "they", "it", "this", "these",
     "there", "can", "will", "would", "should", "may", "must", "follows", "following", "include", "includes",
     "namely", "i.e", "e.g", "such", "example", "note", "where",
 ])
+
+
+def label_match(sentence: str) -> re.Match | None:
+    """The "Label: " that opens a sentence, if any (see `label_heading`)."""
+    return _LABEL.match(sentence)
 
 
 def label_heading(sentence: str) -> tuple[str, str] | None:
@@ -260,8 +265,13 @@ def label_heading(sentence: str) -> tuple[str, str] | None:
         return None
     if any(w.lower().strip("'\u2019") in _CLAUSE_WORDS for w in label):
         return None
-    # A list mark may open the rest ("Sparse Retrieval: (a) DeepCT uses ...").
-    first, second = rest[1:3] if re.fullmatch(r"\([a-z]\)", rest[0]) else rest[:2]
+    if label[0].lower() in _SENTENCE_OPENERS or label[0].lower().endswith("ly"):
+        # A connective before a colon ("However: (a) this is ..."), not a topic.
+        return None
+    if re.fullmatch(r"\([a-z]\)", rest[0]) and rest[1][:1].isupper():
+        # An enumeration starts after the label ("Sparse Retrieval: (a) DeepCT [11] uses ...").
+        return sentence[:match.end()].rstrip(), sentence[match.end():]
+    first, second = rest[:2]
     if not first[:1].isupper() or not (
             second[:1].islower() or first.endswith(",") or first.lower() in _SENTENCE_OPENERS):
         return None
