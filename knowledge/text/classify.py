@@ -357,18 +357,31 @@ def has_verb(tokens: list[str]) -> bool:
             return True
         if i == 0 or not word.replace("-", "").isalpha() or not word.islower():
             continue
-        if _verb_form(low) or (len(low) > 4 and low.endswith("ed")):
-            return True
+        after = lower[i + 1] if i + 1 < len(words) else ""
+        if low.endswith("ed"):
+            # A participle before a preposition qualifies a noun ("lamps printed on a receipt",
+            # "the model proposed by ..."); a finite past tense takes an object.
+            if len(low) > 4 and after not in _PREPOSITIONS:
+                return True
+            continue
         previous = lower[i - 1]
-        if i + 1 < len(words) and previous not in _FUNCTION_WORDS and previous not in _TITLE_SMALL:
+        if _verb_form(low) and previous not in _DETERMINERS and previous not in _PREPOSITIONS:
+            # After an article or a preposition the word is a noun ("per store", "the use of").
+            return True
+        if after and previous not in _FUNCTION_WORDS and previous not in _TITLE_SMALL:
             plural = previous.endswith("s") and not previous.endswith(("ss", "us", "is"))
-            if low.endswith("s") and not low.endswith(("ss", "us", "is")) and not plural:
+            # "Lamp counts per store" is a compound noun; "averaging inhibits this" has a verb.
+            if low.endswith("s") and not low.endswith(("ss", "us", "is")) and not plural and after not in _PREPOSITIONS:
                 return True
             if plural and not low.endswith(("s", "ly")) and low not in _TITLE_SMALL:
                 return True
     return False
 
 
+_DETERMINERS = frozenset(["a", "an", "the", "our", "their", "its", "his", "her", "each", "every", "any", "some",
+                          "no", "and", "or"])
+_PREPOSITIONS = frozenset(["by", "on", "in", "from", "with", "to", "for", "at", "into", "over", "under", "using",
+                           "via", "as", "per", "across", "through", "of", "between", "among"])
 _TITLE_SMALL = frozenset(["or", "vs", "via", "into", "than", "per", "not", "over", "under", "between", "across",
                           "without", "its", "their", "such", "using"])
 
