@@ -186,6 +186,11 @@ _SENTENCE_OPENERS = frozenset([
     "unlike", "following", "it", "its", "they", "after", "because", "however", "as", "on", "with", "a", "an",
     "each", "first", "finally", "table", "figure", "to", "if", "there", "most", "many", "all", "one", "both",
 ])
+_CLAUSE_OPENERS = frozenset(["although", "since", "while", "when", "because", "however", "currently", "unlike",
+                             "our", "we", "it", "they", "these", "here"])
+_PLAIN_TITLE = re.compile(r"[A-Z][a-z]{2,}")
+# A name: a capital letter or a digit after the first letter, or a possessive ("BERT's", "GPT-3").
+_NAME = re.compile(r"[A-Z][\w-]*(?:[A-Z0-9][\w-]*['\u2019]s|[A-Z0-9][\w-]*|['\u2019]s)")
 _TITLE_WORD = re.compile(r"^(?:[A-Z][A-Za-z]*(?:-[A-Za-z]+)*|[A-Z]{2,}\d*|\([A-Z][A-Za-z]*\))[:.]?$")
 
 
@@ -211,8 +216,16 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
         previous = tokens[i - 1].lower().strip(":.")
         # An opener may carry its comma ("Zero-shot Retrieval First, the passages ...").
         opener = word.lower().rstrip(",")
+        # A clause opener that never sits inside a title may be followed by a name ("Lexical
+        # Models Although BM25 ...", "Impact Statement Our LampNet ...").
+        names = opener in _CLAUSE_OPENERS and i >= 2
         if (opener in _SENTENCE_OPENERS and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
-                and (following[:1].islower() or following[:1].isdigit())):
+                and (following[:1].islower() or following[:1].isdigit() or names)):
+            return _cut(sentence, i)
+        # A title in title case, then a sentence whose subject is a name ("Model Design LampNet's
+        # encoder reads ..."): two or more plain capitalised words never start a sentence so.
+        if (i >= 2 and _NAME.fullmatch(word) and following[:1].islower()
+                and all(_PLAIN_TITLE.fullmatch(t) for t in tokens[:i])):
             return _cut(sentence, i)
         # A heading in sentence case ("Estimating faithfulness using LLMs The problem ...") has
         # lower-case words too, but no punctuation and no sentence opener before its end.

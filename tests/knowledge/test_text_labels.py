@@ -110,3 +110,27 @@ def test_a_short_sentence_with_a_verb_stays_evidence(sentence):
 
 def test_a_url_is_not_taken_for_a_verb():
     assert not has_verb(["Lamp", "data", "at", "https://example.org/lamps/receipts."])
+
+
+@pytest.mark.parametrize(
+    "sentence, rest",
+    [
+        ("Model Design LampNet\u2019s encoder reads every receipt twice.", "LampNet\u2019s encoder reads every receipt twice."),
+        ("Shelf Models Although LampRank is small, it counts every lamp.",
+         "Although LampRank is small, it counts every lamp."),
+    ],
+)
+def test_a_title_case_heading_before_a_named_subject_or_a_clause_opener_is_cut(sentence, rest):
+    assert quotable(sentence) == rest
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "In Section B we count the lamps again.",
+        "The Lamp Museum keeps every receipt.",
+        "For Lamp Counting we use LampNet\u2019s encoder.",
+    ],
+)
+def test_a_sentence_that_opens_with_capitalised_words_keeps_them(sentence):
+    assert quotable(sentence) == sentence
