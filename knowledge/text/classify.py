@@ -360,8 +360,9 @@ def has_verb(tokens: list[str]) -> bool:
         after = lower[i + 1] if i + 1 < len(words) else ""
         if low.endswith("ed"):
             # A participle before a preposition qualifies a noun ("lamps printed on a receipt",
-            # "the model proposed by ..."); a finite past tense takes an object.
-            if len(low) > 4 and after not in _PREPOSITIONS:
+            # "the model proposed by ..."), and so does a compound ("retrieval-augmented"); a
+            # finite past tense takes an object.
+            if len(low) > 4 and after not in _PREPOSITIONS and "-" not in low:
                 return True
             continue
         previous = lower[i - 1]

@@ -134,3 +134,8 @@ def test_a_title_case_heading_before_a_named_subject_or_a_clause_opener_is_cut(s
 )
 def test_a_sentence_that_opens_with_capitalised_words_keeps_them(sentence):
     assert quotable(sentence) == sentence
+
+
+def test_a_definition_with_a_hyphenated_adjective_keeps_its_term():
+    sentence = "(ii) Lamp-then-count: The standard lamp-augmented method."
+    assert quotable(sentence) == "Lamp-then-count: The standard lamp-augmented method."
