@@ -186,6 +186,8 @@ _SENTENCE_OPENERS = frozenset([
     "unlike", "following", "it", "its", "they", "after", "because", "however", "as", "on", "with", "a", "an",
     "each", "first", "finally", "table", "figure", "to", "if", "there", "most", "many", "all", "one", "both",
 ])
+# Words in a run-in heading at most ("C Randomizing Distractor Order in Multi-Document QA Our ...").
+_MAX_RUN_IN = 8
 _CLAUSE_OPENERS = frozenset(["although", "since", "while", "when", "because", "however", "currently", "unlike",
                              "our", "we", "it", "they", "these", "here"])
 _PLAIN_TITLE = re.compile(r"[A-Z][a-z]{2,}")
@@ -209,13 +211,18 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
     first = tokens[0].lower().strip(":") if tokens else ""
     if len(tokens) < 4 or first in _SENTENCE_OPENERS or first in {"see", "cf"} or not _TITLE_WORD.match(tokens[0]):
         return None
-    for i in range(1, min(7, len(tokens) - 2)):
+    for i in range(1, min(_MAX_RUN_IN + 1, len(tokens) - 2)):
         word, following = tokens[i], tokens[i + 1]
         if i == 1 and first in {"appendix", "section", "chapter"} and re.fullmatch(r"[A-Z0-9](?:\.\d{1,2})*[.:]?", word):
             continue  # "Appendix A Architecture and Training Details The architecture ..."
         previous = tokens[i - 1].lower().strip(":.")
-        # An opener may carry its comma ("Zero-shot Retrieval First, the passages ...").
-        opener = word.lower().rstrip(",")
+        if i > 6 and not all(_is_title_word(t) for t in tokens[:i]):
+            # Past six words only a heading in title case ("C Randomizing Distractor Order in
+            # Multi-Document QA Our ..."): a sentence-case run that long is a sentence.
+            return None
+        # An opener may carry its comma ("Zero-shot Retrieval First, the passages ..."), but not
+        # the article ("... in Appendix A, it is known").
+        opener = word.lower().rstrip(",") if len(word) > 3 else word.lower()
         # A clause opener that never sits inside a title may be followed by a name ("Lexical
         # Models Although BM25 ...", "Impact Statement Our LampNet ...").
         names = opener in _CLAUSE_OPENERS and i >= 2

@@ -139,3 +139,10 @@ def test_a_sentence_that_opens_with_capitalised_words_keeps_them(sentence):
 def test_a_definition_with_a_hyphenated_adjective_keeps_its_term():
     sentence = "(ii) Lamp-then-count: The standard lamp-augmented method."
     assert quotable(sentence) == "Lamp-then-count: The standard lamp-augmented method."
+
+
+def test_a_long_title_case_appendix_heading_is_cut_but_a_long_sentence_start_is_not():
+    assert quotable("C Counting Lamps Again in Multi-Shelf Shops Our parser reads each shelf.") == (
+        "Our parser reads each shelf.")
+    sentence = "According to the derivation in the Lamp Appendix A, it is known that lamps glow."
+    assert quotable(sentence) == sentence
