@@ -193,7 +193,7 @@ _CLAUSE_OPENERS = frozenset(["although", "since", "while", "when", "because", "h
 _PLAIN_TITLE = re.compile(r"[A-Z][a-z]{2,}")
 # A name: a capital letter or a digit after the first letter, or a possessive ("BERT's", "GPT-3").
 _NAME = re.compile(r"[A-Z][\w-]*(?:[A-Z0-9][\w-]*['\u2019]s|[A-Z0-9][\w-]*|['\u2019]s)")
-_TITLE_WORD = re.compile(r"^(?:[A-Z][A-Za-z]*(?:-[A-Za-z]+)*|[A-Z]{2,}\d*|\([A-Z][A-Za-z]*\))[:.]?$")
+_TITLE_WORD = re.compile(r"^(?:[A-Z][A-Za-z]*(?:[-/][A-Za-z]+)*|[A-Z]{2,}\d*|\([A-Z][A-Za-z]*\))[:.]?$")
 
 
 def run_in_heading(sentence: str) -> tuple[str, str] | None:

@@ -146,3 +146,8 @@ def test_a_long_title_case_appendix_heading_is_cut_but_a_long_sentence_start_is_
         "Our parser reads each shelf.")
     sentence = "According to the derivation in the Lamp Appendix A, it is known that lamps glow."
     assert quotable(sentence) == sentence
+
+
+def test_a_heading_with_a_slash_is_a_title():
+    assert quotable("Receipt/Lamp Formats To keep receipts short, the parser drops blank lines.") == (
+        "To keep receipts short, the parser drops blank lines.")
