@@ -191,7 +191,7 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         # Stockholm..."), or a lead-in to a list, a formula or an example ("Here is the question:",
         # "Our contributions are as follows:").
         return "fragment"
-    if re.fullmatch(r"[a-z]{2,}[,;]?", tokens[0]) or text[0] in ",;:.)]\u201d\u2019":
+    if re.fullmatch(r"[a-z]{2,}[,;]?|a", tokens[0]) or text[0] in ",;:.)]\u201d\u2019":
         # Starts inside a sentence that a float, a footnote or a page cut in two ("tences in the same
         # section ...", "\u201d, we need contexts from ...").
         return "fragment"
@@ -358,27 +358,33 @@ def has_verb(tokens: list[str]) -> bool:
         if i == 0 or not word.replace("-", "").isalpha() or not word.islower():
             continue
         after = lower[i + 1] if i + 1 < len(words) else ""
-        if low.endswith("ed"):
+        previous = lower[i - 1]
+        participle = low.endswith("ed") and low not in _VERB_STEMS and (after in _PREPOSITIONS or "-" in low)
+        if _verb_form(low) and previous not in _DETERMINERS and previous not in _PREPOSITIONS and not participle:
+            # After an article or a preposition the word is a noun ("per store", "the use of").
+            return True
+        if low.endswith("ed") and low not in _VERB_STEMS:
             # A participle before a preposition qualifies a noun ("lamps printed on a receipt",
             # "the model proposed by ..."), and so does a compound ("retrieval-augmented"); a
             # finite past tense takes an object.
-            if len(low) > 4 and after not in _PREPOSITIONS and "-" not in low:
+            if len(low) > 4 and not participle:
                 return True
             continue
-        previous = lower[i - 1]
-        if _verb_form(low) and previous not in _DETERMINERS and previous not in _PREPOSITIONS:
-            # After an article or a preposition the word is a noun ("per store", "the use of").
-            return True
-        if after and previous not in _FUNCTION_WORDS and previous not in _TITLE_SMALL:
+        if after and (previous not in _FUNCTION_WORDS or previous in _SUBJECTS) and previous not in _TITLE_SMALL:
             plural = previous.endswith("s") and not previous.endswith(("ss", "us", "is"))
-            # "Lamp counts per store" is a compound noun; "averaging inhibits this" has a verb.
-            if low.endswith("s") and not low.endswith(("ss", "us", "is")) and not plural and after not in _PREPOSITIONS:
+            # "Lamp counts per store" and "Wikipedia ablations in ..." are compound nouns after a
+            # capitalised word; "the reason lies in ..." and "averaging inhibits this" have a verb.
+            compound = after in _PREPOSITIONS and bool(_TITLE_CASE.fullmatch(words[i - 1]))
+            if low.endswith("s") and not low.endswith(("ss", "us", "is")) and not plural and not compound:
                 return True
-            if plural and not low.endswith(("s", "ly")) and low not in _TITLE_SMALL:
+            if (plural and not low.endswith(("s", "ly")) and low not in _TITLE_SMALL
+                    and low not in _FUNCTION_WORDS and low not in _PREPOSITIONS):
                 return True
     return False
 
 
+_SUBJECTS = frozenset(["this", "that", "which", "it", "who"])
+_TITLE_CASE = re.compile(r"[A-Z][a-z]+")
 _DETERMINERS = frozenset(["a", "an", "the", "our", "their", "its", "his", "her", "each", "every", "any", "some",
                           "no", "and", "or"])
 _PREPOSITIONS = frozenset(["by", "on", "in", "from", "with", "to", "for", "at", "into", "over", "under", "using",

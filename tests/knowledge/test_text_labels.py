@@ -151,3 +151,17 @@ def test_a_long_title_case_appendix_heading_is_cut_but_a_long_sentence_start_is_
 def test_a_heading_with_a_slash_is_a_title():
     assert quotable("Receipt/Lamp Formats To keep receipts short, the parser drops blank lines.") == (
         "To keep receipts short, the parser drops blank lines.")
+
+
+@pytest.mark.parametrize(
+    "sentence, evidence",
+    [
+        ("Toy Corpus ablations in the lamp shop.", False),  # a compound noun after a capitalised word
+        ("One likely reason lies in the size of the receipts.", True),
+        ("This alleviates the need for a second scanner.", True),
+        ("Clerks need to count the lamps twice.", True),
+        ("a widely used lamp counter (Roe, 2020).", False),  # starts inside a sentence
+    ],
+)
+def test_verbs_before_a_preposition_and_after_a_pronoun(sentence, evidence):
+    assert bool(quotable(sentence)) is evidence
