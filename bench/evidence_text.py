@@ -6,6 +6,7 @@
     ... --cache /tmp/evidence-cache   # keep the extracted pages (extraction is 95 % of the time)
     ... --dump /tmp/sentences.jsonl   # every sentence with its paper, chunk and eligibility
     ... --calibrate                   # refit knowledge.text's layout model on bench/evidence_labels.jsonl
+    ... --labels                      # headings, labels, captions read by hand (stop 29): quoted form vs reader
 
 Calibration (`--calibrate`, no PDF needed): bench/evidence_labels.jsonl holds sentences read by
 hand (ok = a reader accepts it as evidence, else why not). The papers are split in two halves
@@ -140,7 +141,7 @@ def calibrate(data: Path) -> None:
         print(f"  threshold {t}: random pool bad caught {(flag & (y == 1) & rand).sum()}/{((y == 1) & rand).sum()}, "
               f"good lost {(flag & (y == 0) & rand).sum()}/{((y == 0) & rand).sum()}")
     print(f"current threshold {LAYOUT_THRESHOLD}; knowledge.text.quotable on the other half's labelled sentences:")
-    for name in sorted({r["set"] for r in rows} - {"calibration"}):
+    for name in sorted({r["set"] for r in rows if not r["set"].startswith("heads-")} - {"calibration"}):
         held = [r for r in rows if r["set"] == name and r["paper"] not in half]
         bad = [r for r in held if not r["ok"]]
         good = [r for r in held if r["ok"] and not r["why"].startswith("caption")]
@@ -153,6 +154,30 @@ def calibrate(data: Path) -> None:
                 print(f"    {'kept' if r['ok'] is False else 'lost'}: {r['sentence'][:100]}  ({r['why'] or 'accepted'})")
 
 
+def label_report() -> None:
+    """Headings, labels and captions (stop 29, sets "heads-calibration" and "heads-test"): each
+    row holds a chunk sentence and the form a reader would quote ("expect", "" = nothing). The
+    rules were written reading the calibration half; the test half measures them."""
+    from knowledge.text import quotable
+
+    rows = [json.loads(line) for line in LABELS.read_text().splitlines() if line.strip()]
+    for name in ("heads-calibration", "heads-test"):
+        group = [r for r in rows if r["set"] == name]
+        right = [r for r in group if quotable(r["sentence"]) == r["expect"]]
+        bad = [r for r in group if not r["expect"]]
+        caught = sum(1 for r in bad if not quotable(r["sentence"]))
+        good = [r for r in group if r["expect"]]
+        lost = [r for r in good if not quotable(r["sentence"])]
+        cut = [r for r in good if r["expect"] != r["sentence"]]
+        cut_right = sum(1 for r in cut if quotable(r["sentence"]) == r["expect"])
+        print(f"{name}: {len(group)} sentences, quoted form as the reader's {len(right)}; not evidence {len(bad)}, "
+              f"of them ineligible {caught}; evidence {len(good)}, of them lost {len(lost)}; "
+              f"label or mark to cut {len(cut)}, cut right {cut_right}")
+        for r in group:
+            if quotable(r["sentence"]) != r["expect"]:
+                print(f"    {r['why'][:50]:50s} | {r['sentence'][:90]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=HERE, help="checkout whose code is measured")
@@ -162,6 +187,8 @@ def main() -> None:
     parser.add_argument("--sample-out", type=Path, default=Path("eligible_sample.txt"))
     parser.add_argument("--seed", type=int, default=14, help="of the sample (a new seed gives a sample nobody read)")
     parser.add_argument("--calibrate", action="store_true", help="refit the layout model (see above) and stop")
+    parser.add_argument("--labels", action="store_true",
+                        help="headings, labels and captions read by hand: the quoted form against the reader's")
     parser.add_argument("--rule", choices=["quotable", "agent", "knowledge"], default="quotable")
     parser.add_argument("--cache", type=Path, help="directory for extracted pages (keyed by file and pdf.py)")
     parser.add_argument("--dump", type=Path, help="write every sentence (paper, chunk, eligible) as JSON lines")
@@ -170,6 +197,9 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.calibrate:
         calibrate(args.data)
+        return
+    if args.labels:
+        label_report()
         return
     from agent.local.text import split_sentences
     from knowledge.chunking import chunk_pages

@@ -26,10 +26,17 @@ from knowledge.text.classify import (
 )
 from knowledge.text.instructions import is_injection, is_instruction
 from knowledge.text.normalise import collapse_spaces, match_key, normalise
-from knowledge.text.sentences import run_in_heading, runs_on, sentence_spans, split_heading, split_sentences
+from knowledge.text.sentences import (
+    label_heading,
+    run_in_heading,
+    runs_on,
+    sentence_spans,
+    split_heading,
+    split_sentences,
+)
 
 __all__ = [
-    "SentenceKind", "collapse_spaces", "is_answer_eligible", "is_injection", "is_instruction", "is_lead_in",
+    "SentenceKind", "collapse_spaces", "is_answer_eligible", "is_injection", "is_instruction", "is_lead_in", "label_heading",
     "layout_score", "match_key", "normalise", "quotable", "run_in_heading", "runs_on", "sentence_kind", "sentence_spans",
     "split_heading", "split_sentences", "strip_marks",
 ]

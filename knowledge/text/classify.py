@@ -25,7 +25,14 @@ from functools import lru_cache
 from typing import Literal
 
 from knowledge.text.instructions import is_instruction
-from knowledge.text.sentences import _SECTION_NUMBER, NAMED_SECTIONS, run_in_heading, split_heading
+from knowledge.text.sentences import (
+    _SECTION_NUMBER,
+    NAMED_SECTIONS,
+    label_heading,
+    label_match,
+    run_in_heading,
+    split_heading,
+)
 
 SentenceKind = Literal[
     "prose", "heading", "figure", "table", "equation", "line_numbers", "reference", "front_matter", "fragment",
@@ -34,7 +41,11 @@ SentenceKind = Literal[
 # Shorter than this, a "sentence" states nothing a reader can check ("See Figure 2.").
 MIN_CHARS = 20
 # A list mark or Markdown marker in front of a sentence ("- ", "## ", "> ", "2. ").
-_LEADING_MARK = re.compile(r"^(?:[-*+\u2022\u25aa\u25e6\u25cf]|#{1,6}|>\s*|\d{1,2}[.)])\s+")
+_LEADING_MARK = re.compile(
+    r"^(?:[-*+\u2022\u25aa\u25e6\u25cf]|#{1,6}|>\s*|\d{1,2}[.)]|\(?(?:[ivx]{1,4}|[a-h])\))\s+(?=\S)")
+# A footnote or table-note mark opening a sentence ("\u2020Work performed while at ...", "\u2021 indicates
+# the in-domain ..."): an affiliation or the legend of a table's marks, not a statement of the paper.
+_NOTE_MARK = re.compile(r"^[\u2020\u2021\u2217*\u2660\u2663\u2665\u2666\u00b6]")
 # A footnote run into the line it was printed under: its number glued to its first word or
 # link, right after a lower-case word ("... the sizes are still 1Note that, ...",
 # "... most com- 5https://www.ncbi...").
@@ -180,7 +191,7 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         # Stockholm..."), or a lead-in to a list, a formula or an example ("Here is the question:",
         # "Our contributions are as follows:").
         return "fragment"
-    if re.fullmatch(r"[a-z]{2,}[,;]?", tokens[0]) or text[0] in ",;:.)]\u201d\u2019":
+    if re.fullmatch(r"[a-z]{2,}[,;]?|a", tokens[0]) or text[0] in ",;:.)]\u201d\u2019":
         # Starts inside a sentence that a float, a footnote or a page cut in two ("tences in the same
         # section ...", "\u201d, we need contexts from ...").
         return "fragment"
@@ -189,7 +200,7 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         return "fragment"
     if _COPYRIGHT.search(text) or _PUBLISHER.search(text):
         return "front_matter"
-    if _GLUED_FOOTNOTE.search(text):
+    if _GLUED_FOOTNOTE.search(text) or _NOTE_MARK.match(text):
         return "footnote"
     if _QUESTION_END.search(text):
         return "question"
@@ -208,6 +219,12 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         return "caption"
     if layout_score(text) >= LAYOUT_THRESHOLD:
         return "figure"
+    if (len(tokens) <= VERBLESS_MAX_TOKENS and not _CLAUSE_OR_VALUE.search(text) and not has_verb(tokens)
+            and not label_match(text)):
+        # A noun phrase: the rest of a caption ("Zero-shot evaluation on four QA datasets."), a
+        # label or a list item ("A larger mini-batch."). It names something, it states nothing.
+        # A definition ("MPQA: Phrase level opinion polarity ...") states what its term is.
+        return "caption"
     return "prose"
 
 
@@ -249,8 +266,22 @@ def strip_marks(sentence: str) -> str:
         rest = s[template[-1].end():].lstrip()
         if rest[:1].isupper() and len(rest.split()) >= 4:
             s = rest
-    split = split_heading(s) or run_in_heading(s)
-    return split[1].strip() if split else s
+    # A field label of a printed example ("Question: ...", "Title: ...") is not a heading: the
+    # example stays whole, and is not evidence.
+    split = split_heading(s) or (_label_cut(s) if label_match(s) else run_in_heading(s))
+    if split:
+        s = split[1].strip()
+        # A list mark after a run-in heading ("Lexical Retrieval: (a) BM25 is ...").
+        s = _LEADING_MARK.sub("", s, count=1).strip()
+    return s
+
+
+def _label_cut(s: str) -> tuple[str, str] | None:
+    # A field label of a printed example ("Question: ...", "Title: ...") is not a heading (the
+    # example stays whole, and is not evidence); a definition ("Direct: The standard in-context
+    # learning.") needs its term: only a label before a statement with a verb is cut.
+    split = (None if _EXAMPLE_FIELD.search(s) else label_heading(s)) or run_in_heading(s)
+    return split if split and has_verb(split[1].split()) else None
 
 
 @lru_cache(maxsize=16384)
@@ -260,6 +291,109 @@ def quotable(sentence: str) -> str:
     auditor asks again for the same sentences on every pass and for each neighbour."""
     s = strip_marks(sentence)
     return s if is_answer_eligible(s) else ""
+
+
+# ---------------------------------------------------------------------------
+# Whether a short sentence has a verb (no tagger ships with the project: token cues)
+# ---------------------------------------------------------------------------
+
+# Written on the calibration half of the shared papers (bench/evidence_labels.jsonl): a caption's
+# rest or a label is short; a longer sentence without a cue below, or one with a clause after a
+# comma or a percentage ("41% of the clauses ... cite ..."), is more often a statement whose verb
+# the cues do not know ("cite", "ships").
+VERBLESS_MAX_TOKENS = 14
+_CLAUSE_OR_VALUE = re.compile(r",\s|\d%")
+# Auxiliaries, modals and subject pronouns: a sentence with one has a verb.
+_FINITE = frozenset([
+    "is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had", "can", "could", "will", "would",
+    "may", "might", "must", "shall", "should", "do", "does", "did", "cannot", "can't", "don't", "doesn't", "didn't",
+    "isn't", "aren't", "wasn't", "won't", "we", "they", "it", "he", "she", "i", "you", "there",
+])
+# Common verbs of papers whose plain or -s forms are not told from nouns by shape alone.
+_VERB_STEMS = frozenset([
+    "achieve", "add", "address", "adopt", "aim", "allow", "apply", "assess", "assign", "assume", "attempt",
+    "avoid", "become", "begin", "build", "calculate", "capture", "cause", "change", "choose", "combine",
+    "compare", "compute", "consider", "consist", "construct", "contain", "continue", "contribute", "convert",
+    "correspond", "create", "define", "demonstrate", "denote", "depend", "derive", "describe", "design",
+    "detect", "determine", "develop", "differ", "draw", "employ", "enable", "encode", "enhance", "ensure",
+    "estimate", "evaluate", "exceed", "exhibit", "expand", "explain", "explore", "extend", "extract", "fail",
+    "fall", "feed", "find", "focus", "follow", "form", "gain", "generate", "give", "go", "grow", "help", "hold",
+    "hurt", "identify", "illustrate", "implement", "improve", "include", "incorporate", "increase", "indicate",
+    "integrate", "introduce", "involve", "keep", "lack", "lead", "learn", "leverage", "limit", "lose", "make",
+    "map", "match", "mean", "measure", "need", "note", "observe", "obtain", "occur", "offer", "operate",
+    "outperform", "perform", "predict", "prefer", "present", "produce", "propose", "provide", "reach",
+    "receive", "reduce", "refer", "reflect", "rely", "remain", "remove", "replace", "report", "represent",
+    "require", "result", "retrieve", "return", "reuse", "reveal", "run", "say", "see", "seem", "select",
+    "serve", "share", "show", "store", "suffer", "suggest", "support", "surpass", "take", "tend", "train",
+    "treat", "underperform", "use", "utilize", "vary", "yield", "work"
+])
+_IRREGULAR = frozenset([
+    "made", "found", "took", "gave", "led", "held", "lost", "ran", "saw", "kept", "drew", "went", "grew",
+    "shown", "given", "taken", "seen", "known", "done", "met", "came", "come", "became", "began", "brought",
+    "built", "chose", "thought", "wrote", "written"
+])
+_VERB_WORD = re.compile(r"[^\W_][\w'-]*")
+_URL = re.compile(r"\S*(?:https?:|www\.)\S*")
+
+
+def _verb_form(word: str) -> bool:
+    if word in _IRREGULAR:
+        return True
+    # Not "-ing": a gerund or participle ("Process of chunk selection using ...") is no finite verb.
+    for suffix, add in (("", ""), ("s", ""), ("es", ""), ("d", ""), ("ed", ""), ("ies", "y"), ("ied", "y")):
+        if word.endswith(suffix) and (word[: len(word) - len(suffix)] + add) in _VERB_STEMS:
+            return True
+    return False
+
+
+def has_verb(tokens: list[str]) -> bool:
+    """Whether a sentence's tokens hold a finite verb, by token cues (no part-of-speech tagger):
+    an auxiliary or subject pronoun, a common verb of papers in any form, a lower-case "-ed" word
+    after the first, an "-s" word after a word that is not plural (a singular subject: "averaging
+    inhibits this"), or a lower-case word after a plural one ("the authors tweak only ...").
+    Errs towards a verb: a missed one drops a sentence, a false one only keeps a label."""
+    # Words, with brackets and glued citations split off ("[30]proposed").
+    words = _VERB_WORD.findall(_URL.sub(" ", " ".join(tokens)).replace("\u2019", "'"))
+    lower = [w.lower() for w in words]
+    for i, (word, low) in enumerate(zip(words, lower, strict=True)):
+        if low in _FINITE:
+            return True
+        if i == 0 or not word.replace("-", "").isalpha() or not word.islower():
+            continue
+        after = lower[i + 1] if i + 1 < len(words) else ""
+        previous = lower[i - 1]
+        participle = low.endswith("ed") and low not in _VERB_STEMS and (after in _PREPOSITIONS or "-" in low)
+        if _verb_form(low) and previous not in _DETERMINERS and previous not in _PREPOSITIONS and not participle:
+            # After an article or a preposition the word is a noun ("per store", "the use of").
+            return True
+        if low.endswith("ed") and low not in _VERB_STEMS:
+            # A participle before a preposition qualifies a noun ("lamps printed on a receipt",
+            # "the model proposed by ..."), and so does a compound ("retrieval-augmented"); a
+            # finite past tense takes an object.
+            if len(low) > 4 and not participle:
+                return True
+            continue
+        if after and (previous not in _FUNCTION_WORDS or previous in _SUBJECTS) and previous not in _TITLE_SMALL:
+            plural = previous.endswith("s") and not previous.endswith(("ss", "us", "is"))
+            # "Lamp counts per store" and "Wikipedia ablations in ..." are compound nouns after a
+            # capitalised word; "the reason lies in ..." and "averaging inhibits this" have a verb.
+            compound = after in _PREPOSITIONS and bool(_TITLE_CASE.fullmatch(words[i - 1]))
+            if low.endswith("s") and not low.endswith(("ss", "us", "is")) and not plural and not compound:
+                return True
+            if (plural and not low.endswith(("s", "ly")) and low not in _TITLE_SMALL
+                    and low not in _FUNCTION_WORDS and low not in _PREPOSITIONS):
+                return True
+    return False
+
+
+_SUBJECTS = frozenset(["this", "that", "which", "it", "who"])
+_TITLE_CASE = re.compile(r"[A-Z][a-z]+")
+_DETERMINERS = frozenset(["a", "an", "the", "our", "their", "its", "his", "her", "each", "every", "any", "some",
+                          "no", "and", "or"])
+_PREPOSITIONS = frozenset(["by", "on", "in", "from", "with", "to", "for", "at", "into", "over", "under", "using",
+                           "via", "as", "per", "across", "through", "of", "between", "among"])
+_TITLE_SMALL = frozenset(["or", "vs", "via", "into", "than", "per", "not", "over", "under", "between", "across",
+                          "without", "its", "their", "such", "using"])
 
 
 # ---------------------------------------------------------------------------

@@ -186,7 +186,14 @@ _SENTENCE_OPENERS = frozenset([
     "unlike", "following", "it", "its", "they", "after", "because", "however", "as", "on", "with", "a", "an",
     "each", "first", "finally", "table", "figure", "to", "if", "there", "most", "many", "all", "one", "both",
 ])
-_TITLE_WORD = re.compile(r"^(?:[A-Z][A-Za-z]*(?:-[A-Za-z]+)*|[A-Z]{2,}\d*|\([A-Z][A-Za-z]*\))[:.]?$")
+# Words in a run-in heading at most ("C Randomizing Distractor Order in Multi-Document QA Our ...").
+_MAX_RUN_IN = 8
+_CLAUSE_OPENERS = frozenset(["although", "since", "while", "when", "because", "however", "currently", "unlike",
+                             "our", "we", "it", "they", "these", "here"])
+_PLAIN_TITLE = re.compile(r"[A-Z][a-z]{2,}")
+# A name: a capital letter or a digit after the first letter, or a possessive ("BERT's", "GPT-3").
+_NAME = re.compile(r"[A-Z][\w-]*(?:[A-Z0-9][\w-]*['\u2019]s|[A-Z0-9][\w-]*|['\u2019]s)")
+_TITLE_WORD = re.compile(r"^(?:[A-Z][A-Za-z]*(?:[-/][A-Za-z]+)*|[A-Z]{2,}\d*|\([A-Z][A-Za-z]*\))[:.]?$")
 
 
 def run_in_heading(sentence: str) -> tuple[str, str] | None:
@@ -204,17 +211,88 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
     first = tokens[0].lower().strip(":") if tokens else ""
     if len(tokens) < 4 or first in _SENTENCE_OPENERS or first in {"see", "cf"} or not _TITLE_WORD.match(tokens[0]):
         return None
-    for i in range(1, min(7, len(tokens) - 2)):
+    for i in range(1, min(_MAX_RUN_IN + 1, len(tokens) - 2)):
         word, following = tokens[i], tokens[i + 1]
         if i == 1 and first in {"appendix", "section", "chapter"} and re.fullmatch(r"[A-Z0-9](?:\.\d{1,2})*[.:]?", word):
             continue  # "Appendix A Architecture and Training Details The architecture ..."
         previous = tokens[i - 1].lower().strip(":.")
-        if (word.lower() in _SENTENCE_OPENERS and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
-                and (following[:1].islower() or following[:1].isdigit())):
+        if i > 6 and not all(_is_title_word(t) for t in tokens[:i]):
+            # Past six words only a heading in title case ("C Randomizing Distractor Order in
+            # Multi-Document QA Our ..."): a sentence-case run that long is a sentence.
+            return None
+        # An opener may carry its comma ("Zero-shot Retrieval First, the passages ..."), but not
+        # the article ("... in Appendix A, it is known").
+        opener = word.lower().rstrip(",") if len(word) > 3 else word.lower()
+        # A clause opener that never sits inside a title may be followed by a name ("Lexical
+        # Models Although BM25 ...", "Impact Statement Our LampNet ...").
+        names = opener in _CLAUSE_OPENERS and i >= 2
+        if (opener in _SENTENCE_OPENERS and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
+                and (following[:1].islower() or following[:1].isdigit() or names)):
+            return _cut(sentence, i)
+        # A title in title case, then a sentence whose subject is a name ("Model Design LampNet's
+        # encoder reads ..."): two or more plain capitalised words never start a sentence so.
+        if (i >= 2 and _NAME.fullmatch(word) and following[:1].islower()
+                and all(_PLAIN_TITLE.fullmatch(t) for t in tokens[:i])):
             return _cut(sentence, i)
         # A heading in sentence case ("Estimating faithfulness using LLMs The problem ...") has
         # lower-case words too, but no punctuation and no sentence opener before its end.
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*:?|\([A-Z][A-Za-z]*\)", word) or (
-                word[:1].isupper() and word.lower() in _SENTENCE_OPENERS):
+                word[:1].isupper() and opener in _SENTENCE_OPENERS):
             return None
     return None
+
+
+# A run-in heading that ends in a colon: a few title words, then ": " ("Data Structure: Initially,
+# ...", "Multi-factor Search: Until now, ..."). Words that make the label a clause ("Our aim is
+# two-fold: ...", "They are: ...") or a lead-in are not in a heading.
+_LABEL = re.compile(r"^(?P<label>[A-Za-z][^:;,.!?()\[\]]{1,59}?):\s+(?=\S)")
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]+(?:['\u2019]s)?(?:-[A-Za-z][a-z]*)*")
+_CLAUSE_WORDS = frozenset([
+    "is", "are", "was", "were", "be", "been", "has", "have", "had", "we", "our", "they", "it", "this", "these",
+    "there", "can", "will", "would", "should", "may", "must", "follows", "following", "include", "includes",
+    "namely", "i.e", "e.g", "such", "example", "note", "where",
+])
+
+
+def label_match(sentence: str) -> re.Match | None:
+    """The "Label: " that opens a sentence, if any (see `label_heading`)."""
+    return _LABEL.match(sentence)
+
+
+def label_heading(sentence: str) -> tuple[str, str] | None:
+    """(label, rest) when a run-in heading ending in a colon opens a sentence that stands on
+    its own: "Data Structure: Initially, the ..." -> ("Data Structure:", "Initially, the ...").
+
+    The label is one to five words that start capitalised, without a verb or a pronoun (a clause
+    before a colon, "Our aim is two-fold:", is a lead-in, not a heading); the rest starts with a
+    capitalised word followed by a lower-case one or a comma, the shape of a sentence opening,
+    and has at least five words. A rest that opens with a citation ("FreshPrompt: (Vu et al.,
+    2023) address ...") or in lower case ("Total: the number of ...") needs its label as its
+    subject, and a definition ("MR: Sentiment prediction of movie reviews") too, so those stay
+    whole: the caller decides whether the whole is prose.
+    """
+    match = _LABEL.match(sentence)
+    if not match:
+        return None
+    label = match.group("label").split()
+    rest = sentence[match.end():].split()
+    if not 1 <= len(label) <= 5 or not label[0][:1].isupper() or len(rest) < 5:
+        return None
+    # A topic ("Data Structure", "Multi-factor Search"), not a name: a label that names a
+    # dataset or a method ("MS MARCO:", "BM25 + Doc2query:", "FreshPrompt:") is the subject of
+    # what follows, and cutting it would cut what the sentence is about.
+    if not all(_PLAIN_WORD.fullmatch(w) or w.lower() in _TITLE_FUNCTION_WORDS for w in label):
+        return None
+    if any(w.lower().strip("'\u2019") in _CLAUSE_WORDS for w in label):
+        return None
+    if label[0].lower() in _SENTENCE_OPENERS or label[0].lower().endswith("ly"):
+        # A connective before a colon ("However: (a) this is ..."), not a topic.
+        return None
+    if re.fullmatch(r"\([a-z]\)", rest[0]) and rest[1][:1].isupper():
+        # An enumeration starts after the label ("Sparse Retrieval: (a) DeepCT [11] uses ...").
+        return sentence[:match.end()].rstrip(), sentence[match.end():]
+    first, second = rest[:2]
+    if not first[:1].isupper() or not (
+            second[:1].islower() or first.endswith(",") or first.lower() in _SENTENCE_OPENERS):
+        return None
+    return sentence[:match.end()].rstrip(), sentence[match.end():]

@@ -1,0 +1,167 @@
+"""Labels are not evidence: a run-in heading that ends in a colon, a list mark, a footnote or
+table-note mark, and a short noun phrase without a verb (the rest of a caption, a label).
+
+Only eligibility and the quoted form change, never the chunk text: a cut quote is still a
+verbatim slice of its sentence, so the verifier finds it. Sentences are written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.local.eligibility import eligible
+from agent.verify import eligibility
+from knowledge.text import label_heading, quotable, sentence_kind
+from knowledge.text.classify import has_verb
+
+
+@pytest.mark.parametrize(
+    "sentence, rest",
+    [
+        ("Lamp Inventory: Initially, the shop counted every lamp by hand.",
+         "Initially, the shop counted every lamp by hand."),
+        ("Shelf-level Search: Until now, we searched receipts one shelf at a time.",
+         "Until now, we searched receipts one shelf at a time."),
+        ("(ii) Diverse stores: Receipt parsers should be tested on many kinds of shops.",
+         "Receipt parsers should be tested on many kinds of shops."),
+        ("Sparse Lamps: (a) LampRank scores each receipt by its lamps.", "LampRank scores each receipt by its lamps."),
+        ("(iii) The parser drops every third receipt.", "The parser drops every third receipt."),
+        ("ii) Longer receipts take the parser more time.", "Longer receipts take the parser more time."),
+        ("Toy Results First, the parser reads each receipt twice.", "First, the parser reads each receipt twice."),
+    ],
+)
+def test_a_label_or_list_mark_in_front_is_cut_and_the_rest_is_a_verbatim_slice(sentence, rest):
+    assert quotable(sentence) == rest
+    assert eligible(sentence) == rest
+    assert rest in sentence
+    chunk = f"The shop sells lamps. {sentence} The clerk keeps the receipts."
+    # The verifier accepts the quote without its label, and with it.
+    assert eligibility(rest, chunk) == ""
+    assert eligibility(sentence, chunk) == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # A label that names a method is the subject of what follows.
+        "LampNet: Receipts are read twice by the encoder.",
+        # A definition needs its term; it has no verb of its own.
+        "Lamp count: Number of lamps printed on one receipt.",
+        # A connective before a colon is no heading.
+        "However: (a) the lamp is dim and (b) the receipt is long.",
+        # A clause before a colon is a lead-in, not a heading.
+        "Our aim is simple: We count the lamps on every receipt.",
+    ],
+)
+def test_a_colon_that_is_not_after_a_topic_label_keeps_the_sentence_whole(sentence):
+    assert label_heading(sentence) is None or not quotable(sentence).startswith(label_heading(sentence)[1])
+    assert quotable(sentence) == sentence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "\u2020Work done while visiting the lamp museum.",
+        "\u2021 marks the receipts printed in the store.",
+        "\u2217: counted again with the second scanner.",
+    ],
+)
+def test_a_sentence_opened_by_a_footnote_or_table_note_mark_is_a_footnote(sentence):
+    assert sentence_kind(sentence) == "footnote"
+    assert quotable(sentence) == ""
+
+
+def test_a_section_sign_is_a_reference_not_a_note_mark():
+    assert quotable("\u00a74 describes the lamp parser in detail.") != ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Overview of the receipt parser.",
+        "Lamp counts per store and month.",
+        "A sample receipt from the toy corpus.",
+        "Process of lamp counting using the sliding shelf window.",
+        "(3) A larger receipt batch.",
+        "Stores \u2192 Lamp inventory;",
+    ],
+)
+def test_a_short_noun_phrase_without_a_verb_is_a_label_not_a_statement(sentence):
+    assert quotable(sentence) == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The parser ignores blank receipts.",
+        "Both stores still rely on paper receipts.",
+        "Shorter receipts parse faster than long ones.",
+        "LampTune fine-tunes the parser on receipts.",
+        "With one scanner, averaging hides this.",
+        "The clerks tweak only the header of each receipt.",
+        "Among them, LampNet [12]counted the lamps twice.",
+        "\u03bb serves as a weight balancing lamps and receipts.",
+        "The shop was closed in May.",
+    ],
+)
+def test_a_short_sentence_with_a_verb_stays_evidence(sentence):
+    assert has_verb(sentence.split())
+    assert quotable(sentence) == sentence
+
+
+def test_a_url_is_not_taken_for_a_verb():
+    assert not has_verb(["Lamp", "data", "at", "https://example.org/lamps/receipts."])
+
+
+@pytest.mark.parametrize(
+    "sentence, rest",
+    [
+        ("Model Design LampNet\u2019s encoder reads every receipt twice.", "LampNet\u2019s encoder reads every receipt twice."),
+        ("Shelf Models Although LampRank is small, it counts every lamp.",
+         "Although LampRank is small, it counts every lamp."),
+    ],
+)
+def test_a_title_case_heading_before_a_named_subject_or_a_clause_opener_is_cut(sentence, rest):
+    assert quotable(sentence) == rest
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "In Section B we count the lamps again.",
+        "The Lamp Museum keeps every receipt.",
+        "For Lamp Counting we use LampNet\u2019s encoder.",
+    ],
+)
+def test_a_sentence_that_opens_with_capitalised_words_keeps_them(sentence):
+    assert quotable(sentence) == sentence
+
+
+def test_a_definition_with_a_hyphenated_adjective_keeps_its_term():
+    sentence = "(ii) Lamp-then-count: The standard lamp-augmented method."
+    assert quotable(sentence) == "Lamp-then-count: The standard lamp-augmented method."
+
+
+def test_a_long_title_case_appendix_heading_is_cut_but_a_long_sentence_start_is_not():
+    assert quotable("C Counting Lamps Again in Multi-Shelf Shops Our parser reads each shelf.") == (
+        "Our parser reads each shelf.")
+    sentence = "According to the derivation in the Lamp Appendix A, it is known that lamps glow."
+    assert quotable(sentence) == sentence
+
+
+def test_a_heading_with_a_slash_is_a_title():
+    assert quotable("Receipt/Lamp Formats To keep receipts short, the parser drops blank lines.") == (
+        "To keep receipts short, the parser drops blank lines.")
+
+
+@pytest.mark.parametrize(
+    "sentence, evidence",
+    [
+        ("Toy Corpus ablations in the lamp shop.", False),  # a compound noun after a capitalised word
+        ("One likely reason lies in the size of the receipts.", True),
+        ("This alleviates the need for a second scanner.", True),
+        ("Clerks need to count the lamps twice.", True),
+        ("a widely used lamp counter (Roe, 2020).", False),  # starts inside a sentence
+    ],
+)
+def test_verbs_before_a_preposition_and_after_a_pronoun(sentence, evidence):
+    assert bool(quotable(sentence)) is evidence
