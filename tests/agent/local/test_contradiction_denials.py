@@ -1,4 +1,4 @@
-"""Recognising a correction (stop 29): a denial of training denies each kind of training and
+"""Recognising a correction: a denial of training denies each kind of training and
 an acronym the sentence negates stands for the words it spells; a negated finding ("we do not
 observe ...") denies its whole object; an alternative chosen may share the claim's verb; a
 fronted "Instead of B, A" and a choice of "A over B" set B aside; a value a passage gives a
