@@ -67,6 +67,11 @@ _PUBLISHER = re.compile(r"\bISBN\b|\bdoi\.org/|\bDOI:\s?10\.")
 _PLACEHOLDER = re.compile(r"\[[a-z]{3,}(?: [a-z0-9]+)?\]|\{\{?[a-z]{3,}(?: [a-z0-9]+)?\}\}?")
 _COPYRIGHT = re.compile(r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b", re.IGNORECASE)
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:.]\s")
+# The part of a figure a caption's sentence describes, in parentheses before it ("(Left) ...",
+# "(top right) ..."): in prose a figure's part follows the figure's name ("Figure 4 (Left) shows").
+_PANEL_CAPTION = re.compile(
+    r"^\((?:(?:top|bottom|upper|lower)(?:[\s-](?:left|right|middle|center|centre))?|left|right|middle|center|centre)\)\s",
+    re.IGNORECASE)
 _TRAILING_LABEL = re.compile(
     r"(?<!\bin)(?<!\bfrom)(?<!\bto)(?<!\bof)(?<!\bsee)(?<!\band)(?<!\bas)(?<!\bby)(?<!\bwith)(?<!\bon)"
     r"(?<!\bunder)(?<!\bthan)(?<!\bfollows)(?<!\bbelow)(?<!\babove)(?<!\bin\sAppendix)"
@@ -213,7 +218,7 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         # Figure text ending in the label of its caption ("... Good quality Figure 1."): in prose
         # a reference to a figure follows a preposition ("as shown in Figure 1.").
         return "figure"
-    if _CAPTION.match(text):
+    if _CAPTION.match(text) or _PANEL_CAPTION.match(text):
         # A figure's or table's caption describes it: kept with the chunk (retrieval, display),
         # but an answer quoting "Figure 2: ..." reads as a label, not as a statement of the paper.
         return "caption"
@@ -256,6 +261,10 @@ def strip_marks(sentence: str) -> str:
     their headings);
     what is left is a verbatim slice of the sentence."""
     s = sentence.strip()
+    if _PANEL_CAPTION.match(s):
+        # A caption of a figure's part ("(Right) The loss falls ..."): its mark is not a heading
+        # to cut, and the sentence stays a caption.
+        return s
     for _ in range(2):
         s = _LEADING_MARK.sub("", s, count=1).strip()
     s = _FOOTNOTE_START.sub("", s, count=1) if _FOOTNOTE_START.match(s) else s

@@ -165,3 +165,32 @@ def test_a_heading_with_a_slash_is_a_title():
 )
 def test_verbs_before_a_preposition_and_after_a_pronoun(sentence, evidence):
     assert bool(quotable(sentence)) is evidence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "(Left) LampNet counts every lamp on the receipt twice.",
+        "(right) The receipt parser keeps one line per lamp.",
+        "(Middle) Shelf counting reads the shelves in order, one at a time.",
+        "(top left) Each store prints its own receipts.",
+        "(Bottom-Right) The lamp count falls as receipts grow longer.",
+    ],
+)
+def test_a_caption_of_a_figure_part_is_not_evidence_even_when_it_reads_as_a_statement(sentence):
+    assert sentence_kind(sentence) == "caption"
+    assert quotable(sentence) == ""
+    assert eligible(sentence) == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Results in Figure 3 (Left) show that LampNet counts every lamp.",
+        "Figure 5 (right) shows that the lamp count falls as receipts grow.",
+        "(a) Counting the lamps twice does not slow the parser down.",
+        "(Lamps) are counted once per receipt by the clerk.",
+    ],
+)
+def test_a_figure_part_named_after_its_figure_or_a_list_mark_keeps_the_sentence(sentence):
+    assert quotable(sentence) != ""
