@@ -194,3 +194,35 @@ def test_a_caption_of_a_figure_part_is_not_evidence_even_when_it_reads_as_a_stat
 )
 def test_a_figure_part_named_after_its_figure_or_a_list_mark_keeps_the_sentence(sentence):
     assert quotable(sentence) != ""
+
+
+@pytest.mark.parametrize(
+    "sentence, rest",
+    [
+        ("Counting lamps by hand Shelf clerks tally every lamp once a week.",
+         "Shelf clerks tally every lamp once a week."),
+        ("Tradeoff between cost and receipt sizes Faster, cheaper and larger scanners have the lowest counts.",
+         "Faster, cheaper and larger scanners have the lowest counts."),
+        ("Adding LED receipts Similar to LampNet [4], we print one receipt per lamp.",
+         "Similar to LampNet [4], we print one receipt per lamp."),
+    ],
+)
+def test_a_heading_in_sentence_case_before_a_capitalised_statement_is_cut(sentence, rest):
+    assert quotable(sentence) == rest
+    chunk = f"The shop sells lamps. {sentence} The clerk keeps the receipts."
+    assert eligibility(rest, chunk) == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Only for LED Lamps we count the receipts twice.",  # an opener, then a name
+        "Clerks thanked Ada Lovelace for the receipt parser.",  # a verb before the name
+        "Results on the Lamp corpus show that counts are stable.",  # an article before the name
+        "For both Shelf Parser and LampNet, we count the lamps.",
+        "Models trained on Shelf receipts count lamps well.",  # a verb form before the name
+        "Ada Lovelace and Grace Hopper are thanked for the parser.",
+    ],
+)
+def test_a_name_inside_a_sentence_is_not_taken_for_the_start_after_a_heading(sentence):
+    assert quotable(sentence) == sentence
