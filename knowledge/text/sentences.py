@@ -246,7 +246,8 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
 # ...", "Multi-factor Search: Until now, ..."). Words that make the label a clause ("Our aim is
 # two-fold: ...", "They are: ...") or a lead-in are not in a heading.
 _LABEL = re.compile(r"^(?P<label>[A-Za-z][^:;,.!?()\[\]]{1,59}?):\s+(?=\S)")
-_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]+(?:['\u2019]s)?(?:-[A-Za-z][a-z]*)*")
+# A PDF may print a word's hyphen as a minus sign or a Unicode hyphen ("Interaction\u2212focused").
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]+(?:['\u2019]s)?(?:[-\u2010\u2011\u2212][A-Za-z][a-z]*)*")
 _CLAUSE_WORDS = frozenset([
     "is", "are", "was", "were", "be", "been", "has", "have", "had", "we", "our", "they", "it", "this", "these",
     "there", "can", "will", "would", "should", "may", "must", "follows", "following", "include", "includes",

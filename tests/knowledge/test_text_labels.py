@@ -27,6 +27,8 @@ from knowledge.text.classify import has_verb
         ("(iii) The parser drops every third receipt.", "The parser drops every third receipt."),
         ("ii) Longer receipts take the parser more time.", "Longer receipts take the parser more time."),
         ("Toy Results First, the parser reads each receipt twice.", "First, the parser reads each receipt twice."),
+        ("Receipt\u2212level Search: Until now, we searched receipts one shelf at a time.",
+         "Until now, we searched receipts one shelf at a time."),
     ],
 )
 def test_a_label_or_list_mark_in_front_is_cut_and_the_rest_is_a_verbatim_slice(sentence, rest):
