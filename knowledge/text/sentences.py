@@ -226,7 +226,7 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
         # A clause opener that never sits inside a title may be followed by a name ("Lexical
         # Models Although BM25 ...", "Impact Statement Our LampNet ...").
         names = opener in _CLAUSE_OPENERS and i >= 2
-        if (opener in _SENTENCE_OPENERS and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
+        if ((opener in _SENTENCE_OPENERS or names) and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
                 and (following[:1].islower() or following[:1].isdigit() or names)):
             return _cut(sentence, i)
         # A title in title case, then a sentence whose subject is a name ("Model Design LampNet's

@@ -120,6 +120,8 @@ def test_a_url_is_not_taken_for_a_verb():
         ("Model Design LampNet\u2019s encoder reads every receipt twice.", "LampNet\u2019s encoder reads every receipt twice."),
         ("Shelf Models Although LampRank is small, it counts every lamp.",
          "Although LampRank is small, it counts every lamp."),
+        ("Shelf Tasks Currently, our parser reads only printed receipts.",
+         "Currently, our parser reads only printed receipts."),
     ],
 )
 def test_a_title_case_heading_before_a_named_subject_or_a_clause_opener_is_cut(sentence, rest):
