@@ -27,6 +27,7 @@ from typing import Literal
 from knowledge.text.instructions import is_instruction
 from knowledge.text.sentences import (
     _SECTION_NUMBER,
+    _SENTENCE_OPENERS,
     NAMED_SECTIONS,
     label_heading,
     label_match,
@@ -67,6 +68,11 @@ _PUBLISHER = re.compile(r"\bISBN\b|\bdoi\.org/|\bDOI:\s?10\.")
 _PLACEHOLDER = re.compile(r"\[[a-z]{3,}(?: [a-z0-9]+)?\]|\{\{?[a-z]{3,}(?: [a-z0-9]+)?\}\}?")
 _COPYRIGHT = re.compile(r"\u00a9|\bCopyrights?\b|\bAll rights reserved\b", re.IGNORECASE)
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:.]\s")
+# The part of a figure a caption's sentence describes, in parentheses before it ("(Left) ...",
+# "(top right) ..."): in prose a figure's part follows the figure's name ("Figure 4 (Left) shows").
+_PANEL_CAPTION = re.compile(
+    r"^\((?:(?:top|bottom|upper|lower)(?:[\s-](?:left|right|middle|center|centre))?|left|right|middle|center|centre)\)\s",
+    re.IGNORECASE)
 _TRAILING_LABEL = re.compile(
     r"(?<!\bin)(?<!\bfrom)(?<!\bto)(?<!\bof)(?<!\bsee)(?<!\band)(?<!\bas)(?<!\bby)(?<!\bwith)(?<!\bon)"
     r"(?<!\bunder)(?<!\bthan)(?<!\bfollows)(?<!\bbelow)(?<!\babove)(?<!\bin\sAppendix)"
@@ -213,7 +219,7 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         # Figure text ending in the label of its caption ("... Good quality Figure 1."): in prose
         # a reference to a figure follows a preposition ("as shown in Figure 1.").
         return "figure"
-    if _CAPTION.match(text):
+    if _CAPTION.match(text) or _PANEL_CAPTION.match(text):
         # A figure's or table's caption describes it: kept with the chunk (retrieval, display),
         # but an answer quoting "Figure 2: ..." reads as a label, not as a statement of the paper.
         return "caption"
@@ -256,6 +262,10 @@ def strip_marks(sentence: str) -> str:
     their headings);
     what is left is a verbatim slice of the sentence."""
     s = sentence.strip()
+    if _PANEL_CAPTION.match(s):
+        # A caption of a figure's part ("(Right) The loss falls ..."): its mark is not a heading
+        # to cut, and the sentence stays a caption.
+        return s
     for _ in range(2):
         s = _LEADING_MARK.sub("", s, count=1).strip()
     s = _FOOTNOTE_START.sub("", s, count=1) if _FOOTNOTE_START.match(s) else s
@@ -268,12 +278,39 @@ def strip_marks(sentence: str) -> str:
             s = rest
     # A field label of a printed example ("Question: ...", "Title: ...") is not a heading: the
     # example stays whole, and is not evidence.
-    split = split_heading(s) or (_label_cut(s) if label_match(s) else run_in_heading(s))
+    split = split_heading(s) or (_label_cut(s) if label_match(s) else run_in_heading(s)) or _sentence_case_heading(s)
     if split:
         s = split[1].strip()
         # A list mark after a run-in heading ("Lexical Retrieval: (a) BM25 is ...").
         s = _LEADING_MARK.sub("", s, count=1).strip()
     return s
+
+
+_CAPITALISED = re.compile(r"[A-Z][a-z]{2,}(?:-[a-z]+)*,?")
+_HEADING_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9-]+")
+
+
+def _sentence_case_heading(s: str) -> tuple[str, str] | None:
+    # A run-in heading in sentence case without a sentence opener after it ("Counting lamps by
+    # hand Shelf clerks tally every lamp ..."): two to six words, the first capitalised (not a
+    # sentence opener) and the others in lower case or acronyms, no article, no punctuation and
+    # no verb; then a plain capitalised
+    # word before a lower-case one starts a statement with its own verb. A name inside a
+    # sentence has a verb or an article before it ("Models trained on the Lamp corpus ...").
+    tokens = s.split()
+    for i in range(2, min(7, len(tokens) - 4)):
+        heading, word = tokens[:i], tokens[i]
+        if not _HEADING_WORD.fullmatch(heading[-1]) or heading[-1].lower() in _FUNCTION_WORDS:
+            continue
+        if (_CAPITALISED.fullmatch(word) and tokens[i + 1][:1].islower() and _CAPITALISED.fullmatch(heading[0])
+                and heading[0].lower() not in _SENTENCE_OPENERS and not heading[0].lower().endswith("ly")
+                and any(t[:1].islower() for t in heading[1:])
+                and all(t[:1].islower() or _ACRONYM.fullmatch(t) for t in heading[1:])
+                and all(_HEADING_WORD.fullmatch(t) and t.lower() not in ("the", "a", "an") for t in heading)
+                and not has_verb(heading) and has_verb(tokens[i:])):
+            return " ".join(heading), s[s.index(word, len(" ".join(heading))):]
+    return None
 
 
 def _label_cut(s: str) -> tuple[str, str] | None:

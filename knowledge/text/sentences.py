@@ -226,7 +226,7 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
         # A clause opener that never sits inside a title may be followed by a name ("Lexical
         # Models Although BM25 ...", "Impact Statement Our LampNet ...").
         names = opener in _CLAUSE_OPENERS and i >= 2
-        if (opener in _SENTENCE_OPENERS and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
+        if ((opener in _SENTENCE_OPENERS or names) and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
                 and (following[:1].islower() or following[:1].isdigit() or names)):
             return _cut(sentence, i)
         # A title in title case, then a sentence whose subject is a name ("Model Design LampNet's
@@ -246,7 +246,8 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
 # ...", "Multi-factor Search: Until now, ..."). Words that make the label a clause ("Our aim is
 # two-fold: ...", "They are: ...") or a lead-in are not in a heading.
 _LABEL = re.compile(r"^(?P<label>[A-Za-z][^:;,.!?()\[\]]{1,59}?):\s+(?=\S)")
-_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]+(?:['\u2019]s)?(?:-[A-Za-z][a-z]*)*")
+# A PDF may print a word's hyphen as a minus sign or a Unicode hyphen ("Interaction\u2212focused").
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]+(?:['\u2019]s)?(?:[-\u2010\u2011\u2212][A-Za-z][a-z]*)*")
 _CLAUSE_WORDS = frozenset([
     "is", "are", "was", "were", "be", "been", "has", "have", "had", "we", "our", "they", "it", "this", "these",
     "there", "can", "will", "would", "should", "may", "must", "follows", "following", "include", "includes",

@@ -27,6 +27,8 @@ from knowledge.text.classify import has_verb
         ("(iii) The parser drops every third receipt.", "The parser drops every third receipt."),
         ("ii) Longer receipts take the parser more time.", "Longer receipts take the parser more time."),
         ("Toy Results First, the parser reads each receipt twice.", "First, the parser reads each receipt twice."),
+        ("Receipt\u2212level Search: Until now, we searched receipts one shelf at a time.",
+         "Until now, we searched receipts one shelf at a time."),
     ],
 )
 def test_a_label_or_list_mark_in_front_is_cut_and_the_rest_is_a_verbatim_slice(sentence, rest):
@@ -118,6 +120,8 @@ def test_a_url_is_not_taken_for_a_verb():
         ("Model Design LampNet\u2019s encoder reads every receipt twice.", "LampNet\u2019s encoder reads every receipt twice."),
         ("Shelf Models Although LampRank is small, it counts every lamp.",
          "Although LampRank is small, it counts every lamp."),
+        ("Shelf Tasks Currently, our parser reads only printed receipts.",
+         "Currently, our parser reads only printed receipts."),
     ],
 )
 def test_a_title_case_heading_before_a_named_subject_or_a_clause_opener_is_cut(sentence, rest):
@@ -165,3 +169,64 @@ def test_a_heading_with_a_slash_is_a_title():
 )
 def test_verbs_before_a_preposition_and_after_a_pronoun(sentence, evidence):
     assert bool(quotable(sentence)) is evidence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "(Left) LampNet counts every lamp on the receipt twice.",
+        "(right) The receipt parser keeps one line per lamp.",
+        "(Middle) Shelf counting reads the shelves in order, one at a time.",
+        "(top left) Each store prints its own receipts.",
+        "(Bottom-Right) The lamp count falls as receipts grow longer.",
+    ],
+)
+def test_a_caption_of_a_figure_part_is_not_evidence_even_when_it_reads_as_a_statement(sentence):
+    assert sentence_kind(sentence) == "caption"
+    assert quotable(sentence) == ""
+    assert eligible(sentence) == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Results in Figure 3 (Left) show that LampNet counts every lamp.",
+        "Figure 5 (right) shows that the lamp count falls as receipts grow.",
+        "(a) Counting the lamps twice does not slow the parser down.",
+        "(Lamps) are counted once per receipt by the clerk.",
+    ],
+)
+def test_a_figure_part_named_after_its_figure_or_a_list_mark_keeps_the_sentence(sentence):
+    assert quotable(sentence) != ""
+
+
+@pytest.mark.parametrize(
+    "sentence, rest",
+    [
+        ("Counting lamps by hand Shelf clerks tally every lamp once a week.",
+         "Shelf clerks tally every lamp once a week."),
+        ("Tradeoff between cost and receipt sizes Faster, cheaper and larger scanners have the lowest counts.",
+         "Faster, cheaper and larger scanners have the lowest counts."),
+        ("Adding LED receipts Similar to LampNet [4], we print one receipt per lamp.",
+         "Similar to LampNet [4], we print one receipt per lamp."),
+    ],
+)
+def test_a_heading_in_sentence_case_before_a_capitalised_statement_is_cut(sentence, rest):
+    assert quotable(sentence) == rest
+    chunk = f"The shop sells lamps. {sentence} The clerk keeps the receipts."
+    assert eligibility(rest, chunk) == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Only for LED Lamps we count the receipts twice.",  # an opener, then a name
+        "Clerks thanked Ada Lovelace for the receipt parser.",  # a verb before the name
+        "Results on the Lamp corpus show that counts are stable.",  # an article before the name
+        "For both Shelf Parser and LampNet, we count the lamps.",
+        "Models trained on Shelf receipts count lamps well.",  # a verb form before the name
+        "Ada Lovelace and Grace Hopper are thanked for the parser.",
+    ],
+)
+def test_a_name_inside_a_sentence_is_not_taken_for_the_start_after_a_heading(sentence):
+    assert quotable(sentence) == sentence
