@@ -97,6 +97,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--budget-min", type=float, default=28.0, help="stop training after this many minutes")
+    parser.add_argument("--max-steps", type=int, default=0,
+                        help="stop after this many steps (0: none); the stop-30 run stopped on its budget at 75")
     parser.add_argument("--no-export", action="store_true")
     args = parser.parse_args()
 
@@ -197,12 +199,12 @@ def main() -> None:
             if step % 25 == 0:
                 print(f"epoch {epoch} step {step}/{total} loss {np.mean(losses[-25:]):.4f} "
                       f"{time.time() - start:.0f}s", flush=True)
-            if time.time() - start > args.budget_min * 60:
+            if time.time() - start > args.budget_min * 60 or step == args.max_steps:
                 break
         print(f"epoch {epoch} done, dev (top1, mrr, abstracts):", evaluate(), f"{time.time() - start:.0f}s",
               flush=True)
-        if time.time() - start > args.budget_min * 60:
-            print("time budget reached", flush=True)
+        if time.time() - start > args.budget_min * 60 or step == args.max_steps:
+            print("time budget or step limit reached", flush=True)
             break
     torch.save(model.state_dict(), out / "model.pt")
     if args.no_export:
