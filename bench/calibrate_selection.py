@@ -122,14 +122,15 @@ class Retrievers:
 
 def _rows(questions, cfg, params, retriever_for, embed):
     """Every candidate sentence of every fact of the answerable questions, with all its
-    features and its label; and per set how many gold spans the loop's sources hold."""
+    features and its label (and "fact || sentence", and the sentence before it); and per set
+    how many gold spans the loop's sources hold."""
     from agent import benchmark as bm
     from agent.configs import build_roles
     from agent.local.auditor import LocalAuditor
-    from agent.local.candidates import plan_facts
+    from agent.local.candidates import candidates, plan_facts
     from agent.loop import AgentLoop
 
-    qids, fidx, xs, ys, quotes = [], [], [], [], []
+    qids, fidx, xs, ys, quotes, before = [], [], [], [], [], []
     recall: Counter = Counter()
     # Every candidate the gates let through, whatever the current model thinks of it.
     every = LocalAuditor(embed, params=replace(params, answer_partial_min=0.0))
@@ -143,14 +144,16 @@ def _rows(questions, cfg, params, retriever_for, embed):
         recall[f"{q['set']}:spans"] += len(spans)
         recall[f"{q['set']}:in_sources"] += bm.spans_covered(spans, [s.text for s in result.sources])
         facts = plan_facts(q["question"], result.plan)
+        previous = {c.quote: c.previous for c in candidates(facts, result.plan.premise, result.sources)}
         for f, ranked in enumerate(every.rank_sentences(q["question"], result.plan, result.sources)):
             for quote, _, _, x in ranked:
                 quotes.append(f"{facts[f]} || {quote}")
+                before.append(previous.get(quote, ""))
                 qids.append(f"{q['set']}:{q['question_id']}")
                 fidx.append(f)
                 xs.append(x)
                 ys.append(holds_span(quote, spans))
-    return qids, fidx, xs, ys, dict(recall), quotes
+    return qids, fidx, xs, ys, dict(recall), quotes, before
 
 
 def scifact_rows(embed, limit: int = 0):
@@ -340,7 +343,8 @@ def main() -> None:
         qids, fidx, x, y, recall = np.array(rows[0]), np.array(rows[1]), np.array(rows[2]), \
             np.array(rows[3], dtype=float), rows[4]
         quotes = np.array(rows[5])
-        np.savez(cache, qids=qids, fidx=fidx, x=x, y=y, recall=np.array(recall, dtype=object), quotes=quotes)
+        np.savez(cache, qids=qids, fidx=fidx, x=x, y=y, recall=np.array(recall, dtype=object), quotes=quotes,
+                 previous=np.array(rows[6]))
     if args.scifact >= 0:
         extra = Path(args.var) / f"selection_rows_scifact_{args.scifact}.npz"
         if not extra.exists() or args.refresh:

@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -171,9 +172,9 @@ class LocalEmbedder:
             self._session = _onnx_session(self.threads)
             self._tokenizer = tokenizer
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+    def _hidden(self, texts: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, list]]:
+        """The model's last hidden state (before pooling), batch by batch: (indices into
+        `texts`, hidden states (batch, width, dim), attention mask, encodings)."""
         self._load()
         assert self._tokenizer is not None and self._session is not None
         encodings = self._tokenizer.encode_batch([normalise_text(t) for t in texts])
@@ -181,7 +182,6 @@ class LocalEmbedder:
         # Longest first, so each batch is padded only up to similar lengths: at 2 cores
         # padding is pure waste, and paper chunks vary from a heading to a full window.
         order = np.argsort(-lengths, kind="stable")
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
             width = int(lengths[idx].max())
@@ -195,10 +195,45 @@ class LocalEmbedder:
                 ["last_hidden_state"],
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
             )[0]
+            yield idx, hidden, mask, [encodings[i] for i in idx]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for idx, hidden, mask, _ in self._hidden(texts):
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             out[idx] = pooled
         return l2_normalise(out)
+
+    def token_states(self, texts: Sequence[str]) -> list[TokenStates]:
+        """Per text, the model's state of each word piece before pooling (what `embed`
+        averages), L2-normalised, without [CLS] and [SEP], each with the word it belongs to:
+        for late-interaction scores (agent.local.maxsim)."""
+        out: list[TokenStates] = [TokenStates(np.zeros((0, self.dim), dtype=np.float32), ())] * len(texts)
+        for idx, hidden, mask, encodings in self._hidden(texts):
+            for row, (i, enc) in enumerate(zip(idx, encodings)):
+                n = int(mask[row].sum())
+                keep = [k for k in range(n) if enc.word_ids[k] is not None]
+                text = normalise_text(texts[i])
+                spans: dict[int, tuple[int, int]] = {}
+                for k in keep:
+                    a, b = enc.offsets[k]
+                    w = enc.word_ids[k]
+                    lo, hi = spans.get(w, (a, b))
+                    spans[w] = (min(lo, a), max(hi, b))
+                out[i] = TokenStates(l2_normalise(hidden[row, keep]),
+                                     tuple(text[slice(*spans[enc.word_ids[k]])].lower() for k in keep))
+        return out
+
+
+@dataclass(frozen=True)
+class TokenStates:
+    """One text's word-piece states (rows L2-normalised) and, per piece, its whole word."""
+
+    vectors: np.ndarray
+    words: tuple[str, ...]
 
 
 # Seconds one outbound embeddings call may take, set around work done inside a web request

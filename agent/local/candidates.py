@@ -29,6 +29,7 @@ class Candidate:
     # The sentence as the splitter gave it: the index build already embedded exactly this
     # text (EmbeddingCache), so its vector costs a cache read, not a model run.
     raw: str = ""
+    previous: str = ""  # the sentence before, as the splitter gave it ("" at a chunk's start)
 
 
 def candidates(facts: list[str], premise: str, sources: list[Source]) -> list[Candidate]:
@@ -50,7 +51,7 @@ def candidates(facts: list[str], premise: str, sources: list[Source]) -> list[Ca
             if quote and len(quote) <= MAX_SENTENCE_CHARS:
                 terms = term_set(quote)
                 if wanted & (terms | title_terms):
-                    out.append(Candidate(i, quote, f"{previous} {source.document_title}", terms, raw))
+                    out.append(Candidate(i, quote, f"{previous} {source.document_title}", terms, raw, previous))
             previous = raw
     return out
 

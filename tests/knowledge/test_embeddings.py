@@ -193,3 +193,15 @@ def test_default_embedder_follows_settings(settings):
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
     embedder = default_embedder()
     assert embedder.model_id == "openai:text-embedding-3-small" and embedder.dim == 1536
+
+
+def test_local_token_states_are_unit_word_pieces_with_their_words():
+    embedder = get_embedder("local")
+    short, long = embedder.token_states(["Gradient clipping stabilised it.", "The   run took nine hours."])
+    # [CLS] and [SEP] left out; every piece keeps the whole word it came from.
+    assert short.vectors.shape == (len(short.words), LOCAL_DIM)
+    assert short.words[0] == "gradient" and short.words[-1] == "." and "stabilised" in short.words
+    assert np.allclose(np.linalg.norm(short.vectors, axis=1), 1.0, atol=1e-4)
+    assert long.words == ("the", "run", "took", "nine", "hours", ".")
+    alone = embedder.token_states(["The   run took nine hours."])[0]
+    assert np.allclose(alone.vectors, long.vectors, atol=1e-4)

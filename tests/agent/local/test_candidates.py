@@ -50,3 +50,11 @@ def test_names_joined_by_and_are_each_enough_for_their_own_paper():
     assert gate_coverage(fact, {"pool"}) == 0.0
     # Names not joined are each still needed.
     assert gate_coverage("How does QL-2 use HB-7?", {"ql-2"}) == 0.5
+
+
+def test_a_candidate_keeps_the_sentence_before_it_as_the_splitter_gave_it():
+    text = "Quill tags receipts in two passes. The second pass fixes the totals."
+    source = Source(chunk_id=3, document_title="Quill", text=text)
+    found = {c.quote: c.previous for c in candidates(["How does Quill fix totals?"], "", [source])}
+    assert found == {"Quill tags receipts in two passes.": "",
+                     "The second pass fixes the totals.": "Quill tags receipts in two passes."}
