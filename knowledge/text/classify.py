@@ -77,6 +77,15 @@ _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:
 _PANEL_CAPTION = re.compile(
     r"^\((?:(?:top|bottom|upper|lower)(?:[\s-](?:left|right|middle|center|centre))?|left|right|middle|center|centre)\)\s",
     re.IGNORECASE)
+# A legend: a sentence whose subject is a mark drawn in a figure, named by its colour or line style
+# ("The dashed lines are the baseline's scores.", "Red dots denote ...", "Red and green denote ..."):
+# in prose a colour follows the finding it marks ("LampNet wins (green) on four shops").
+_COLOURS = r"(?:red|blue|green|orange|purple|yellow|gr[ae]y|solid|dashed|dotted)"
+_LEGEND = re.compile(
+    rf"^(?:(?:the|each|all|both)\s+)?(?:[a-z-]+\s+){{0,2}}?{_COLOURS}\s+(?:[a-z-]+\s+){{0,2}}?"
+    r"(?:lines?|curves?|bars?|rectangles?|boxes|dots|markers?|arrows?)\b"
+    rf"|^{_COLOURS}(?:\s+(?:and|or)\s+{_COLOURS})?\s+(?:denotes?|represents?|indicates?|signif(?:y|ies)|marks?)\b",
+    re.IGNORECASE)
 _TRAILING_LABEL = re.compile(
     r"(?<!\bin)(?<!\bfrom)(?<!\bto)(?<!\bof)(?<!\bsee)(?<!\band)(?<!\bas)(?<!\bby)(?<!\bwith)(?<!\bon)"
     r"(?<!\bunder)(?<!\bthan)(?<!\bfollows)(?<!\bbelow)(?<!\babove)(?<!\bin\sAppendix)"
@@ -223,7 +232,7 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         # Figure text ending in the label of its caption ("... Good quality Figure 1."): in prose
         # a reference to a figure follows a preposition ("as shown in Figure 1.").
         return "figure"
-    if _CAPTION.match(text) or _PANEL_CAPTION.match(text):
+    if _CAPTION.match(text) or _PANEL_CAPTION.match(text) or _LEGEND.match(text):
         # A figure's or table's caption describes it: kept with the chunk (retrieval, display),
         # but an answer quoting "Figure 2: ..." reads as a label, not as a statement of the paper.
         return "caption"

@@ -296,3 +296,29 @@ def test_a_heading_in_title_case_is_cut_before_its_first_sentence(sentence, rest
 )
 def test_a_name_in_title_case_keeps_its_sentence_whole(sentence):
     assert quotable(sentence) == sentence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The dashed lines are the lamp counts of the corner shops.",
+        "The solid curves show receipts (red) and lamps (blue) per week.",
+        "Each dotted rectangle represents one shelf of the store.",
+        "Red and green denote fewer and more lamps than last year.",
+    ],
+)
+def test_a_legend_of_a_figure_is_not_evidence(sentence):
+    assert quotable(sentence) == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "LampNet counts more lamps than ShelfScan (green) in four shops.",
+        "The red lamps sell best in winter.",
+        "Black box counters such as LampNet miss dim lamps.",
+        "Grey areas remain in how clerks count broken lamps.",
+    ],
+)
+def test_a_colour_in_a_statement_keeps_it(sentence):
+    assert quotable(sentence) == sentence
