@@ -275,10 +275,11 @@ def label_heading(sentence: str) -> tuple[str, str] | None:
     The label is one to five words that start capitalised, without a verb or a pronoun (a clause
     before a colon, "Our aim is two-fold:", is a lead-in, not a heading); the rest starts with a
     capitalised word followed by a lower-case one or a comma, the shape of a sentence opening,
-    and has at least five words. A rest that opens with a citation ("FreshPrompt: (Vu et al.,
-    2023) address ...") or in lower case ("Total: the number of ...") needs its label as its
-    subject, and a definition ("MR: Sentiment prediction of movie reviews") too, so those stay
-    whole: the caller decides whether the whole is prose.
+    and has at least five words, or opens with a citation as its subject ("Loss Weighting: (Qiu et
+    al., 2023b) focus on ..."). A rest in lower case ("Total: the number of ...") needs its label
+    as its subject, and a definition ("MR: Sentiment prediction of movie reviews") too, so those
+    stay whole: the caller decides whether the whole is prose. A label that names something
+    ("FreshPrompt:", "MS MARCO:") is not a topic: knowledge.text.classify decides on it.
     """
     match = _LABEL.match(sentence)
     if not match:
