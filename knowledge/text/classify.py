@@ -19,6 +19,7 @@ verifies), and what is left must be prose. A lead-in that only introduces what f
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from functools import lru_cache
@@ -26,8 +27,11 @@ from typing import Literal
 
 from knowledge.text.instructions import is_instruction
 from knowledge.text.sentences import (
+    _CLAUSE_WORDS,
     _SECTION_NUMBER,
     _SENTENCE_OPENERS,
+    _TITLE_FUNCTION_WORDS,
+    CITATION_START,
     NAMED_SECTIONS,
     label_heading,
     label_match,
@@ -72,6 +76,15 @@ _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d{1,2}[a-z]?\s*[:
 # "(top right) ..."): in prose a figure's part follows the figure's name ("Figure 4 (Left) shows").
 _PANEL_CAPTION = re.compile(
     r"^\((?:(?:top|bottom|upper|lower)(?:[\s-](?:left|right|middle|center|centre))?|left|right|middle|center|centre)\)\s",
+    re.IGNORECASE)
+# A legend: a sentence whose subject is a mark drawn in a figure, named by its colour or line style
+# ("The dashed lines are the baseline's scores.", "Red dots denote ...", "Red and green denote ..."):
+# in prose a colour follows the finding it marks ("LampNet wins (green) on four shops").
+_COLOURS = r"(?:red|blue|green|orange|purple|yellow|gr[ae]y|solid|dashed|dotted)"
+_LEGEND = re.compile(
+    rf"^(?:(?:the|each|all|both)\s+)?(?:[a-z-]+\s+){{0,2}}?{_COLOURS}\s+(?:[a-z-]+\s+){{0,2}}?"
+    r"(?:lines?|curves?|bars?|rectangles?|boxes|dots|markers?|arrows?)\b"
+    rf"|^{_COLOURS}(?:\s+(?:and|or)\s+{_COLOURS})?\s+(?:denotes?|represents?|indicates?|signif(?:y|ies)|marks?)\b",
     re.IGNORECASE)
 _TRAILING_LABEL = re.compile(
     r"(?<!\bin)(?<!\bfrom)(?<!\bto)(?<!\bof)(?<!\bsee)(?<!\band)(?<!\bas)(?<!\bby)(?<!\bwith)(?<!\bon)"
@@ -219,7 +232,7 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         # Figure text ending in the label of its caption ("... Good quality Figure 1."): in prose
         # a reference to a figure follows a preposition ("as shown in Figure 1.").
         return "figure"
-    if _CAPTION.match(text) or _PANEL_CAPTION.match(text):
+    if _CAPTION.match(text) or _PANEL_CAPTION.match(text) or _LEGEND.match(text):
         # A figure's or table's caption describes it: kept with the chunk (retrieval, display),
         # but an answer quoting "Figure 2: ..." reads as a label, not as a statement of the paper.
         return "caption"
@@ -278,7 +291,8 @@ def strip_marks(sentence: str) -> str:
             s = rest
     # A field label of a printed example ("Question: ...", "Title: ...") is not a heading: the
     # example stays whole, and is not evidence.
-    split = split_heading(s) or (_label_cut(s) if label_match(s) else run_in_heading(s)) or _sentence_case_heading(s)
+    split = (split_heading(s) or (_label_cut(s) if label_match(s) or _NAME_LABEL.match(s) else run_in_heading(s))
+             or _sentence_case_heading(s) or _title_case_heading(s) or _repeated_heading(s))
     if split:
         s = split[1].strip()
         # A list mark after a run-in heading ("Lexical Retrieval: (a) BM25 is ...").
@@ -317,8 +331,93 @@ def _label_cut(s: str) -> tuple[str, str] | None:
     # A field label of a printed example ("Question: ...", "Title: ...") is not a heading (the
     # example stays whole, and is not evidence); a definition ("Direct: The standard in-context
     # learning.") needs its term: only a label before a statement with a verb is cut.
-    split = (None if _EXAMPLE_FIELD.search(s) else label_heading(s)) or run_in_heading(s)
+    split = (None if _EXAMPLE_FIELD.search(s) else label_heading(s) or _name_label(s)) or run_in_heading(s)
     return split if split and has_verb(split[1].split()) else None
+
+
+# A label that names a method, dataset or system, ending in a colon ("LampNet + Shelf: We first
+# ...", "Receipt Counting Network (RCN): Clerks often ..."): any words, one of them a name, and
+# an acronym in parentheses may close it.
+_NAME_LABEL = re.compile(r"^(?P<label>[A-Za-z][^:;,.!?()\[\]]{0,59}?(?:\s\([A-Z][A-Za-z0-9-]*\))?):\s+(?=\S)")
+# Longer than a topic label only when an acronym closes it: the label spells out a name.
+_NAME_LABEL_WORDS = (5, 10)
+_RELATIVE = frozenset(["which", "that", "who", "whom", "whose", "where"])
+# The first word of a statement: a word, a name or an acronym, not a symbol ("G\u2217").
+_OPENING_WORD = re.compile(r"[A-Z][\w'\u2019-]+,?")
+_CITED_END = re.compile(r"\((?:[^()]*[,\s])?(?:19|20)\d\d[a-z]?\)\.?$")
+
+
+def _name_label(s: str) -> tuple[str, str] | None:
+    # A name label before a statement of its own is cut like a topic label: the statement has a
+    # subject of its own, a capitalised opening or a citation ("(Roe et al., 2021) count ..."). A
+    # definition keeps its term: a noun phrase whose only verb is in a relative clause ("LTR: A
+    # model which is trained ..."), or none ("MR: Sentiment prediction of reviews.").
+    match = _NAME_LABEL.match(s)
+    if not match:
+        return None
+    label, rest = match.group("label").split(), s[match.end():]
+    words = rest.split()
+    most = _NAME_LABEL_WORDS[1] if label[-1].startswith("(") else _NAME_LABEL_WORDS[0]
+    if not 1 <= len(label) <= most or not label[0][:1].isupper() or len(words) < 5:
+        return None
+    if (label[0].lower() in _SENTENCE_OPENERS or label[0].lower().endswith("ly")
+            or any(w.lower() in _CLAUSE_WORDS or w.isdigit() for w in label) or has_verb(label)):
+        # A numbered field of a printed example ("Chunk 3 Passage 1: ...") is not a name.
+        return None
+    opens = CITATION_START.match(rest) or ((_OPENING_WORD.fullmatch(words[0]) or words[0] in ("A", "An")) and (
+        words[1][:1].islower() or words[0].endswith(",") or words[0].lower() in _SENTENCE_OPENERS))
+    main_clause = list(itertools.takewhile(lambda w: w.lower() not in _RELATIVE, words))
+    if not opens or not has_verb(main_clause):
+        return None
+    if _CITED_END.search(rest) and not _plain_verb(main_clause):
+        # A definition ending in its source ("SR: Sentiment ratings of lamp reviews (Roe, 2020).")
+        # whose only verb cue is an "-s" word ("reviews") is a noun phrase.
+        return None
+    return s[:match.end()].rstrip(), rest
+
+
+_TITLE_TOKEN = re.compile(r"[A-Z][a-z]+(?:-[A-Za-z]+)*|[A-Z][A-Z0-9]+")
+_PLAIN_START = re.compile(r"[A-Z][a-z]{2,}(?:-[a-z]+)*")
+
+
+def _title_case_heading(s: str) -> tuple[str, str] | None:
+    # A run-in heading in title case before a statement that opens with a plain word ("Lamp Counts
+    # Daily counts of lamps are ..."): two to six capitalised words (small title words inside),
+    # then a capitalised word, a lower-case word that is neither a title's small word nor a verb,
+    # and a verb later. A heading names the topic of the sentence it opens, so one of its words
+    # comes back in it; a name before its verb ("Dense Lamp Counter counts ...") has the verb
+    # right after it, and names of people ("Ada Roe and Bo Lin are ...") do not come back.
+    tokens = s.split()
+    for i in range(2, min(7, len(tokens) - 3)):
+        heading, word, following = tokens[:i], tokens[i], tokens[i + 1]
+        if not all(_TITLE_TOKEN.fullmatch(t) or (n and t.lower() in _TITLE_FUNCTION_WORDS - _ARTICLES)
+                   for n, t in enumerate(heading)):
+            return None
+        if (_TITLE_TOKEN.fullmatch(heading[-1]) and _PLAIN_START.fullmatch(word) and following[:1].islower()
+                and following.rstrip(",").isalpha() and following not in _TITLE_FUNCTION_WORDS
+                and heading[0].lower() not in _SENTENCE_OPENERS and not has_verb(heading)
+                and not has_verb(tokens[i:i + 3]) and has_verb(tokens[i:])
+                and _comes_back(heading, tokens[i:])):
+            return " ".join(heading), s[s.index(word, len(" ".join(heading))):]
+    return None
+
+
+_ARTICLES = frozenset(["a", "an", "the"])
+
+
+def _comes_back(heading: list[str], rest: list[str]) -> bool:
+    stems = {w.lower()[:4] for w in heading if len(w) >= 4}
+    return any(part[:4] in stems for w in rest for part in re.findall(r"[a-z]{4,}", w.lower()))
+
+
+def _repeated_heading(s: str) -> tuple[str, str] | None:
+    # A heading printed again as the subject of its first sentence ("Lamp Counting Lamp Counting
+    # (LC) is ..."): the first copy is the heading.
+    tokens = s.split()
+    for size in range(2, 7):
+        if len(tokens) >= 2 * size + 3 and tokens[:size] == tokens[size:2 * size] and tokens[0][:1].isupper():
+            return " ".join(tokens[:size]), s[s.index(tokens[size], len(" ".join(tokens[:size]))):]
+    return None
 
 
 @lru_cache(maxsize=16384)
@@ -421,6 +520,15 @@ def has_verb(tokens: list[str]) -> bool:
                     and low not in _FUNCTION_WORDS and low not in _PREPOSITIONS):
                 return True
     return False
+
+
+def _plain_verb(tokens: list[str]) -> bool:
+    """Whether the tokens hold an auxiliary, a subject pronoun or a common verb of papers (not
+    after an article or a preposition): `has_verb` without its cues of word order."""
+    words = [w.lower() for w in _VERB_WORD.findall(_URL.sub(" ", " ".join(tokens)).replace("\u2019", "'"))]
+    return any(w in _FINITE or (_verb_form(w) and (i == 0 or (words[i - 1] not in _DETERMINERS
+                                                             and words[i - 1] not in _PREPOSITIONS)))
+               for i, w in enumerate(words))
 
 
 _SUBJECTS = frozenset(["this", "that", "which", "it", "who"])

@@ -191,6 +191,7 @@ _MAX_RUN_IN = 8
 _CLAUSE_OPENERS = frozenset(["although", "since", "while", "when", "because", "however", "currently", "unlike",
                              "our", "we", "it", "they", "these", "here"])
 _PLAIN_TITLE = re.compile(r"[A-Z][a-z]{2,}")
+_PAPER_PART = re.compile(r"Table|Tables|Figure|Figures|Fig\.|Section|Sections|Appendix|Eq\.|Equation")
 # A name: a capital letter or a digit after the first letter, or a possessive ("BERT's", "GPT-3").
 _NAME = re.compile(r"[A-Z][\w-]*(?:[A-Z0-9][\w-]*['\u2019]s|[A-Z0-9][\w-]*|['\u2019]s)")
 _TITLE_WORD = re.compile(r"^(?:[A-Z][A-Za-z]*(?:[-/][A-Za-z]+)*|[A-Z]{2,}\d*|\([A-Z][A-Za-z]*\))[:.]?$")
@@ -226,8 +227,11 @@ def run_in_heading(sentence: str) -> tuple[str, str] | None:
         # A clause opener that never sits inside a title may be followed by a name ("Lexical
         # Models Although BM25 ...", "Impact Statement Our LampNet ...").
         names = opener in _CLAUSE_OPENERS and i >= 2
+        # ... or by a part of the paper ("Unsupervised Results In Table 1, we ...", "Procedures In
+        # Section 3.1, ..."): a title names no table.
+        part = _PAPER_PART.fullmatch(following) and i + 2 < len(tokens) and tokens[i + 2][:1].isdigit()
         if ((opener in _SENTENCE_OPENERS or names) and word[:1].isupper() and previous not in _TITLE_FUNCTION_WORDS
-                and (following[:1].islower() or following[:1].isdigit() or names)):
+                and (following[:1].islower() or following[:1].isdigit() or names or part)):
             return _cut(sentence, i)
         # A title in title case, then a sentence whose subject is a name ("Model Design LampNet's
         # encoder reads ..."): two or more plain capitalised words never start a sentence so.
@@ -255,6 +259,10 @@ _CLAUSE_WORDS = frozenset([
 ])
 
 
+# A citation as the subject of a statement: "(Roe et al., 2021) count ...", "(Roe, 2021a) propose ...".
+CITATION_START = re.compile(r"^\((?:[A-Z][^()]{0,60}?,\s?)?(?:19|20)\d\d[a-z]?\)\s+(?=[a-z])")
+
+
 def label_match(sentence: str) -> re.Match | None:
     """The "Label: " that opens a sentence, if any (see `label_heading`)."""
     return _LABEL.match(sentence)
@@ -267,10 +275,11 @@ def label_heading(sentence: str) -> tuple[str, str] | None:
     The label is one to five words that start capitalised, without a verb or a pronoun (a clause
     before a colon, "Our aim is two-fold:", is a lead-in, not a heading); the rest starts with a
     capitalised word followed by a lower-case one or a comma, the shape of a sentence opening,
-    and has at least five words. A rest that opens with a citation ("FreshPrompt: (Vu et al.,
-    2023) address ...") or in lower case ("Total: the number of ...") needs its label as its
-    subject, and a definition ("MR: Sentiment prediction of movie reviews") too, so those stay
-    whole: the caller decides whether the whole is prose.
+    and has at least five words, or opens with a citation as its subject ("Loss Weighting: (Qiu et
+    al., 2023b) focus on ..."). A rest in lower case ("Total: the number of ...") needs its label
+    as its subject, and a definition ("MR: Sentiment prediction of movie reviews") too, so those
+    stay whole: the caller decides whether the whole is prose. A label that names something
+    ("FreshPrompt:", "MS MARCO:") is not a topic: knowledge.text.classify decides on it.
     """
     match = _LABEL.match(sentence)
     if not match:
@@ -291,6 +300,9 @@ def label_heading(sentence: str) -> tuple[str, str] | None:
         return None
     if re.fullmatch(r"\([a-z]\)", rest[0]) and rest[1][:1].isupper():
         # An enumeration starts after the label ("Sparse Retrieval: (a) DeepCT [11] uses ...").
+        return sentence[:match.end()].rstrip(), sentence[match.end():]
+    if CITATION_START.match(sentence[match.end():]):
+        # A statement whose subject is a citation ("Loss Weighting Method: (Qiu et al., 2023b) focus on ...").
         return sentence[:match.end()].rstrip(), sentence[match.end():]
     first, second = rest[:2]
     if not first[:1].isupper() or not (

@@ -44,8 +44,8 @@ def test_a_label_or_list_mark_in_front_is_cut_and_the_rest_is_a_verbatim_slice(s
 @pytest.mark.parametrize(
     "sentence",
     [
-        # A label that names a method is the subject of what follows.
-        "LampNet: Receipts are read twice by the encoder.",
+        # A label that names a method is the subject of a rest that opens in lower case.
+        "LampNet: receipts are read twice by the encoder.",
         # A definition needs its term; it has no verb of its own.
         "Lamp count: Number of lamps printed on one receipt.",
         # A connective before a colon is no heading.
@@ -229,4 +229,96 @@ def test_a_heading_in_sentence_case_before_a_capitalised_statement_is_cut(senten
     ],
 )
 def test_a_name_inside_a_sentence_is_not_taken_for_the_start_after_a_heading(sentence):
+    assert quotable(sentence) == sentence
+
+
+@pytest.mark.parametrize(
+    "sentence, rest",
+    [
+        ("LampNet + Shelf: We first count the lamps on every shelf.", "We first count the lamps on every shelf."),
+        ("Receipt Counting Network (RCN): Clerks often miscount lamps on long receipts.",
+         "Clerks often miscount lamps on long receipts."),
+        ("ShelfScan: (Roe et al., 2021) measure the lamps of each shelf with a camera.",
+         "(Roe et al., 2021) measure the lamps of each shelf with a camera."),
+        ("Lamp Counting by Weight: (Roe, 2020a) propose weighing every box of lamps.",
+         "(Roe, 2020a) propose weighing every box of lamps."),
+        ("LC-2: The LC-2 corpus [12] consists of 4,000 receipts from corner shops.",
+         "The LC-2 corpus [12] consists of 4,000 receipts from corner shops."),
+    ],
+)
+def test_a_label_that_names_a_method_is_cut_before_a_statement_of_its_own(sentence, rest):
+    assert quotable(sentence) == rest
+    chunk = f"The shop sells lamps. {sentence} The clerk keeps the receipts."
+    assert eligibility(rest, chunk) == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "LC: Lamp counts of the corner shops and their reviews (Roe, 2020).",  # a definition with its source
+        "LNC & No Shelf: A lamp counter which is trained on receipts only.",  # only a relative clause's verb
+        "Step 2: Gx \u2282 Gy and the clerk cannot count the lamps.",  # the rest opens with a symbol
+        "Specifically counting the lamps: At a high level, the clerk weighs every box.",  # a connective
+    ],
+)
+def test_a_definition_or_a_numbered_step_keeps_its_label(sentence):
+    assert not quotable(sentence) or quotable(sentence) == sentence
+
+
+@pytest.mark.parametrize(
+    "sentence, rest",
+    [
+        ("Shelf Counting Manual shelf counting methods are slow in large stores.",
+         "Manual shelf counting methods are slow in large stores."),
+        ("Lamp Sizes Larger lamp models take the top shelf in every store.",
+         "Larger lamp models take the top shelf in every store."),
+        ("Results on Lamp Stores In Table 2, we count the lamps of each store.",
+         "In Table 2, we count the lamps of each store."),
+        ("Methods In Section 3.1, we weigh the lamps instead.", "In Section 3.1, we weigh the lamps instead."),
+        ("Lamp Shelf Counting Lamp Shelf Counting (LSC) is the task of counting lamps per shelf.",
+         "Lamp Shelf Counting (LSC) is the task of counting lamps per shelf."),
+    ],
+)
+def test_a_heading_in_title_case_is_cut_before_its_first_sentence(sentence, rest):
+    assert quotable(sentence) == rest
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Quora Lamp Receipts dataset lists every lamp sold in 2020.",  # a name, its noun, then the verb
+        "Large Lamp Models, such as LampNet, count lamps well.",
+        "Using the Shelf-scan Counting method [3], the clerk counts every shelf once.",
+        "Dense Lamp Counter counts the dense shelves quickly.",  # the verb right after the name
+        "Ada Roe and Bo Lin Counting lamps was their first job.",
+        "For Table 2 we count the lamps twice.",
+    ],
+)
+def test_a_name_in_title_case_keeps_its_sentence_whole(sentence):
+    assert quotable(sentence) == sentence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The dashed lines are the lamp counts of the corner shops.",
+        "The solid curves show receipts (red) and lamps (blue) per week.",
+        "Each dotted rectangle represents one shelf of the store.",
+        "Red and green denote fewer and more lamps than last year.",
+    ],
+)
+def test_a_legend_of_a_figure_is_not_evidence(sentence):
+    assert quotable(sentence) == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "LampNet counts more lamps than ShelfScan (green) in four shops.",
+        "The red lamps sell best in winter.",
+        "Black box counters such as LampNet miss dim lamps.",
+        "Grey areas remain in how clerks count broken lamps.",
+    ],
+)
+def test_a_colour_in_a_statement_keeps_it(sentence):
     assert quotable(sentence) == sentence
