@@ -166,28 +166,32 @@ def _top(*docs: Source, pool: tuple[Source, ...] = ()) -> list[Source]:
     return top + [s.model_copy(update={"chunk_id": 9000 + n, "pool": True}) for n, s in enumerate(pool)]
 
 
+# The resolution is off by default (ClarifyParams.lead_share above 1); these test it at a majority.
+ON = ClarifyParams(lead_share=0.5)
+
+
 def test_a_paper_holding_most_top_chunks_and_the_best_answer_resolves_the_referent():
     ranked = [(0.40, LUMEN, "Lumen uses a byte-level tokenizer with 512 merges."),
               (0.35, QUILL, "Quill trains a WordPiece tokenizer on 2M forms.")]
     # Asked of the collection, both papers answer: without a lead it is asked back.
     assert clarify_from_evidence("Which tokenizer did they train?", ranked)
-    assert resolving_paper(ranked, _top(LUMEN, LUMEN, LUMEN, QUILL)) == LUMEN
+    assert resolving_paper(ranked, _top(LUMEN, LUMEN, LUMEN, QUILL), ON) == LUMEN
     # Half the top chunks and a tie are no majority; the deeper pool does not count.
-    assert resolving_paper(ranked, _top(LUMEN, LUMEN, QUILL, QUILL)) is None
-    assert resolving_paper(ranked, _top(LUMEN, QUILL, HARROW_V1, pool=(LUMEN, LUMEN, LUMEN))) is None
-    # Off by default above 1.
-    assert resolving_paper(ranked, _top(LUMEN, LUMEN, LUMEN), ClarifyParams(lead_share=1.01)) is None
+    assert resolving_paper(ranked, _top(LUMEN, LUMEN, QUILL, QUILL), ON) is None
+    assert resolving_paper(ranked, _top(LUMEN, QUILL, HARROW_V1, pool=(LUMEN, LUMEN, LUMEN)), ON) is None
+    # Off by default (above 1).
+    assert resolving_paper(ranked, _top(LUMEN, LUMEN, LUMEN)) is None
 
 
 def test_a_majority_paper_whose_sentence_does_not_lead_still_competes():
     # Retrieval favours Quill, the best answer is Lumen's: two readings, asked back.
     ranked = [(0.40, LUMEN, "Lumen uses a byte-level tokenizer with 512 merges."),
               (0.35, QUILL, "Quill trains a WordPiece tokenizer on 2M forms.")]
-    assert resolving_paper(ranked, _top(QUILL, QUILL, QUILL, LUMEN)) is None
+    assert resolving_paper(ranked, _top(QUILL, QUILL, QUILL, LUMEN), ON) is None
     # Nothing answers: the most relevant sentence leads instead.
     relevant = [(0.52, QUILL, "Quill's forms were checked by hand."), (0.50, LUMEN, "Lumen reads receipts.")]
-    assert resolving_paper(ranked, _top(QUILL, QUILL, QUILL, LUMEN), relevant=relevant) == QUILL
-    assert resolving_paper([], _top(QUILL, QUILL, QUILL)) is None
+    assert resolving_paper(ranked, _top(QUILL, QUILL, QUILL, LUMEN), ON, relevant=relevant) == QUILL
+    assert resolving_paper([], _top(QUILL, QUILL, QUILL), ON) is None
 
 
 TIDEWRIGHT = "Tidewright: Reading Printed Tide Tables"
