@@ -182,6 +182,9 @@ class AuditResult(BaseModel):
     suggestions: list[str] = Field(default_factory=list)
     # The ids of the documents each suggestion is about: asking it is limited to them.
     suggestion_documents: dict[str, list[int]] = Field(default_factory=dict)
+    # A question about "they" that names no paper, answered (or refused) from the one paper
+    # the evidence points to (agent.local.clarify.resolving_paper): how the answer names it.
+    paper: str = ""
     usage: Usage = Field(default_factory=Usage)
 
 

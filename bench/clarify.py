@@ -28,7 +28,7 @@ import _devbench_common as common
 SETS = {"blind": "blind/questions.jsonl", "blind2": "blind2/questions.jsonl", "blind3": "blind3/questions.jsonl",
         "premise": "premise_questions.jsonl", "qasper": "qasper_style_questions.jsonl"}
 GRID = {"ratio": (0.3, 0.5, 0.7), "top": (3, 5, 8), "same_jaccard": (0.6,),
-        "relevant_ratio": (0.6, 0.7, 0.8, 0.9, 0.95)}
+        "relevant_ratio": (0.6, 0.7, 0.8, 0.9, 0.95), "lead_share": (0.4, 0.5, 0.6, 1.01)}
 
 
 def load(split: str) -> list[dict]:
@@ -57,17 +57,17 @@ def main() -> None:
     args = parser.parse_args()
     common.django_setup(Path(args.var), fresh=False)
     from agent.local import auditor
-    from agent.local.clarify import ClarifyParams, clarify_from_evidence
+    from agent.local.clarify import ClarifyParams, clarify_from_evidence, resolving_paper
     from agent.services import run_create, run_execute
     from knowledge.models import Collection
 
     collection = Collection.objects.get(slug=args.collection)
     # Every audit's, in order: the loop stops at the first that asks back, and until then
     # the audits are those of a run that never asks back.
-    calls: dict[str, list[tuple[list, list | None, bool]]] = {}
+    calls: dict[str, list[tuple[list, list | None, bool, list]]] = {}
 
-    def record(question, ranked, params=None, *, relevant=None, answered=False):
-        calls.setdefault(question, []).append((ranked, relevant, answered))
+    def record(question, ranked, params=None, *, relevant=None, answered=False, sources=None):
+        calls.setdefault(question, []).append((ranked, relevant, answered, sources or []))
         return []
 
     auditor.clarify_from_evidence = record
@@ -83,9 +83,10 @@ def main() -> None:
     def asked_back(params: ClarifyParams) -> dict[str, list[str]]:
         # A question the planner already found vague ended CLARIFY before any audit.
         def first(question: str) -> list[str]:
-            for ranked, relevant, answered in calls.get(question, []):
+            for ranked, relevant, answered, sources in calls.get(question, []):
                 asks = clarify_from_evidence(question, ranked, params, relevant=relevant, answered=answered)
-                if asks:
+                # One paper the evidence points to is answered (or refused) from, not asked about.
+                if asks and resolving_paper(ranked, sources, params, relevant=relevant) is None:
                     return asks
             return []
 
@@ -112,7 +113,7 @@ def main() -> None:
             print(r["set"], r["id"], r["want"], "->", asks[r["id"]])
         # Papers per question, to read what the evidence said.
         for r in rows:
-            ranked, relevant, _ = (calls.get(r["question"]) or [([], None, False)])[-1]
+            ranked, relevant, _, _ = (calls.get(r["question"]) or [([], None, False, [])])[-1]
             for what, listed in (("answering", ranked), ("relevant", relevant)):
                 print(r["id"], what, [(round(a, 3), s.document_title[:30], q[:70]) for a, s, q in (listed or [])[:6]])
 

@@ -47,7 +47,7 @@ from agent.local.candidates import (
     plan_facts,
     terms_by_document,
 )
-from agent.local.clarify import ClarifyParams, clarify_from_evidence
+from agent.local.clarify import ClarifyParams, clarify_from_evidence, paper_key, paper_name, resolving_paper
 from agent.local.contradiction import siblings
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.entailment import Classifier, default_classifier
@@ -340,10 +340,25 @@ class LocalAuditor:
         verdict, reason = verdict_for(audits, premise, conflicts, can_retry, premise_waived=waived)
         # A one-need question about "they" that several papers answer differently: ask which
         # one (a premise the evidence corrects is said first).
-        asks = (clarify_from_evidence(question, answering, p.clarify,
+        asks = (clarify_from_evidence(question, answering, p.clarify, sources=own,
                                       relevant=relevant if verdict == Verdict.INSUFFICIENT_REFUSE else None,
                                       answered=verdict in (Verdict.SUFFICIENT, Verdict.PARTIALLY_SUFFICIENT))
                 if len(facts) == 1 and not premise.contradicted else {})
+        lead = (resolving_paper(answering, own, p.clarify,
+                                relevant=relevant if verdict == Verdict.INSUFFICIENT_REFUSE else None)
+                if asks else None)
+        if lead is not None:
+            # The papers compete only weakly: the evidence points to one of them, so the
+            # question is audited again on that paper's chunks alone, and answered (or refused)
+            # saying which paper it is about.
+            key = paper_key(lead)
+            scoped = self.audit(question, plan, [s for s in sources if paper_key(s) == key], can_retry=can_retry)
+            name = paper_name(lead)
+            update: dict[str, object] = {"paper": name}
+            if scoped.verdict in (Verdict.INSUFFICIENT_REFUSE, Verdict.INSUFFICIENT_RETRY):
+                update["reason"] = (f"the question does not name a paper; the evidence points to {name}, "
+                                    f"and it does not state this ({scoped.reason})")
+            return scoped.model_copy(update=update)
         if asks:
             return AuditResult(facts=audits, premise=premise, verdict=Verdict.CLARIFY, missing=[question],
                                reason="the question does not say which paper it means, and several papers speak to it",

@@ -23,13 +23,20 @@ the best one's, in the queries' top chunks): the question may well be answerable
 says which of them it means, and a refusal would not tell the asker so.
 
 With one paper in scope (a one-paper collection, or every candidate from one paper) the
-question is answered. The rephrasings (`rephrasings`) put each of those papers in place of the
+question is answered. So it is when the evidence itself says which paper is meant although
+several speak to it (`resolving_paper`; off by default, ClarifyParams.lead_share): one paper holds a majority of the queries' top chunks
+(ClarifyParams.lead_share) and its sentence leads the evidence weighed above. The auditor
+then audits the question again on that paper's chunks alone and answers from it, naming it
+("In LongLLMLingua: ..."), or refuses saying that paper does not state it; when the majority
+paper's sentence does not lead (another paper's answers better), the two compete and the
+question is asked back. The rephrasings (`rephrasings`) put each of those papers in place of the
 referent, best candidate first: "What learning rate did the authors of Sentence-BERT use?".
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from agent.local.text import anchor_terms, content_terms, term_set
@@ -78,6 +85,14 @@ class ClarifyParams:
     # the answer itself says the question is not about one paper.
     shown: int = 2
     quoted_margin: float = 0.3
+    # Asked of a collection, a question about "they" is still about one paper when that paper
+    # holds at least this share of the queries' top chunks and leads the evidence
+    # (`resolving_paper`): it is answered (or refused) from that paper, saying which. Above 1:
+    # never, the default: 0.5 (any of 0.3-0.57 on the calibration halves) refused one more
+    # unanswerable calibration question, but held out it answered two unanswerable ones
+    # another paper states and a vague "is it better?", and no answerable one
+    # (docs/benchmarks.md, "One paper in mind", stop 30).
+    lead_share: float = 1.01
 
 
 def unresolved_referent(question: str) -> str:
@@ -148,7 +163,8 @@ def paper_name(source: Source) -> str:
     return f'"{title}"' if len(title.split()) > 1 else title
 
 
-def _paper(source: Source) -> object:
+def paper_key(source: Source) -> object:
+    """What tells one paper from another: its document id, else its title."""
     return source.document_id if source.document_id is not None else source.document_title
 
 
@@ -165,7 +181,7 @@ def answering_papers(ranked: list[tuple[float, Source, str]], params: ClarifyPar
     kept: list[tuple[Source, set[str], set[str]]] = []
     seen: set[object] = set()
     for answers, source, quote in ranked[: p.top]:
-        key = _paper(source)
+        key = paper_key(source)
         if answers < floor or key in seen:
             continue
         seen.add(key)
@@ -226,7 +242,7 @@ def quoted_papers(ranked: list[tuple[float, Source, str]], p: ClarifyParams) -> 
 def clarify_from_evidence(question: str, ranked: list[tuple[float, Source, str]],
                           params: ClarifyParams | None = None, *,
                           relevant: list[tuple[float, Source, str]] | None = None,
-                          answered: bool = False) -> dict[str, list[int]]:
+                          answered: bool = False, sources: list[Source] | None = None) -> dict[str, list[int]]:
     """The rephrasings to offer instead of an answer, each with the ids of the documents it is
     about (see the module docstring and `rephrasings`), or {} when
     the question is to be answered: it names what it is about, has no unresolved referent, or
@@ -243,3 +259,27 @@ def clarify_from_evidence(question: str, ranked: list[tuple[float, Source, str]]
     if len(papers) < 2 and relevant:
         papers = answering_papers(relevant, p, ratio=p.relevant_ratio)
     return rephrasings(question, papers, p) if len(papers) >= 2 else {}
+
+
+
+def resolving_paper(ranked: list[tuple[float, Source, str]], sources: list[Source],
+                    params: ClarifyParams | None = None, *,
+                    relevant: list[tuple[float, Source, str]] | None = None) -> Source | None:
+    """The one paper the evidence points to although several papers' sentences speak to the
+    question, or None when two or more compete: the paper that holds a majority of the
+    queries' top chunks (at least ClarifyParams.lead_share of the `sources` not in the deeper
+    pool, more than any other paper) and whose sentence leads the evidence clarify weighs
+    (the best answering candidate of `ranked`, or the most relevant sentence of `relevant`
+    when nothing answers). Retrieval ranks a chunk by all of the question's words, so a
+    majority says the question's own terms ("the predicted queries", "per document") are
+    that paper's; an answering sentence from another paper says a rival reading exists."""
+    p = params or ClarifyParams()
+    top = [s for s in sources if not s.pool]
+    led = relevant or ranked
+    if not top or not led:
+        return None
+    counts = Counter(paper_key(s) for s in top).most_common(2)
+    key, held = counts[0]
+    if held / len(top) < p.lead_share or (len(counts) > 1 and counts[1][1] == held):
+        return None
+    return led[0][1] if paper_key(led[0][1]) == key else None

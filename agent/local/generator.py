@@ -99,6 +99,9 @@ class ExtractiveGenerator:
         conflicted = {q for c in audit.conflicts for q in c.quotes}
         sentences = _answer_sentences(question, audit, marker, sources, conflicted, self.params)
         sentences = [s for s in sentences if s.quote not in conflicted]
+        if audit.paper and sentences:
+            # The question named no paper: the answer says which one it is from.
+            sentences[0] = sentences[0].model_copy(update={"text": f"In {audit.paper}: {sentences[0].text}"})
         for c in audit.conflicts:
             if all(cid in marker for cid in c.chunk_ids):
                 sentences.append(DraftSentence(text=f'The sources disagree: one says "{c.quotes[0]}"',

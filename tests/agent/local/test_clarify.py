@@ -3,17 +3,22 @@ back only when the papers whose sentences answer it say different things."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from agent.local.clarify import (
+    ClarifyParams,
     answering_papers,
     clarify_from_evidence,
     paper_name,
     rephrase,
+    resolving_paper,
     short_name,
     unresolved_referent,
 )
-from agent.types import Source
+from agent.types import Outcome, Source
+from tests.agent.local.conftest import make_source
 
 
 def _source(doc: int, title: str, n: int = 0) -> Source:
@@ -151,3 +156,73 @@ def test_with_no_answer_the_most_relevant_papers_are_asked_about():
     # Without it (the question is answered, or one paper is in scope) nothing is asked back.
     assert clarify_from_evidence("What weakness do they report?", []) == {}
     assert clarify_from_evidence("What weakness do they report?", [], relevant=relevant[:1]) == {}
+
+
+# --- one paper in mind: answered from the paper the evidence points to --------------------
+
+def _top(*docs: Source, pool: tuple[Source, ...] = ()) -> list[Source]:
+    """The queries' top chunks, one per listed paper, then the deeper pool's."""
+    top = [s.model_copy(update={"chunk_id": s.document_id * 100 + n}) for n, s in enumerate(docs)]
+    return top + [s.model_copy(update={"chunk_id": 9000 + n, "pool": True}) for n, s in enumerate(pool)]
+
+
+# The resolution is off by default (ClarifyParams.lead_share above 1); these test it at a majority.
+ON = ClarifyParams(lead_share=0.5)
+
+
+def test_a_paper_holding_most_top_chunks_and_the_best_answer_resolves_the_referent():
+    ranked = [(0.40, LUMEN, "Lumen uses a byte-level tokenizer with 512 merges."),
+              (0.35, QUILL, "Quill trains a WordPiece tokenizer on 2M forms.")]
+    # Asked of the collection, both papers answer: without a lead it is asked back.
+    assert clarify_from_evidence("Which tokenizer did they train?", ranked)
+    assert resolving_paper(ranked, _top(LUMEN, LUMEN, LUMEN, QUILL), ON) == LUMEN
+    # Half the top chunks and a tie are no majority; the deeper pool does not count.
+    assert resolving_paper(ranked, _top(LUMEN, LUMEN, QUILL, QUILL), ON) is None
+    assert resolving_paper(ranked, _top(LUMEN, QUILL, HARROW_V1, pool=(LUMEN, LUMEN, LUMEN)), ON) is None
+    # Off by default (above 1).
+    assert resolving_paper(ranked, _top(LUMEN, LUMEN, LUMEN)) is None
+
+
+def test_a_majority_paper_whose_sentence_does_not_lead_still_competes():
+    # Retrieval favours Quill, the best answer is Lumen's: two readings, asked back.
+    ranked = [(0.40, LUMEN, "Lumen uses a byte-level tokenizer with 512 merges."),
+              (0.35, QUILL, "Quill trains a WordPiece tokenizer on 2M forms.")]
+    assert resolving_paper(ranked, _top(QUILL, QUILL, QUILL, LUMEN), ON) is None
+    # Nothing answers: the most relevant sentence leads instead.
+    relevant = [(0.52, QUILL, "Quill's forms were checked by hand."), (0.50, LUMEN, "Lumen reads receipts.")]
+    assert resolving_paper(ranked, _top(QUILL, QUILL, QUILL, LUMEN), ON, relevant=relevant) == QUILL
+    assert resolving_paper([], _top(QUILL, QUILL, QUILL), ON) is None
+
+
+TIDEWRIGHT = "Tidewright: Reading Printed Tide Tables"
+TWO_PAPERS = [
+    make_source(1, "Tidewright reads each printed tide table as rows of times and heights. We train the row reader "
+                   "with a learning rate of 0.002 for 40 epochs.", title=TIDEWRIGHT, document_id=1),
+    make_source(2, "Tidewright aligns every row with the harbour named in the table heading and keeps the printed "
+                   "units.", title=TIDEWRIGHT, document_id=1),
+    make_source(3, "On tables from twelve harbours, Tidewright recovers 91.3% of the rows without error.",
+                title=TIDEWRIGHT, document_id=1),
+    make_source(4, "Ferrule segments hand-drawn harbour charts. Its segmenter is trained with a learning rate of 0.01.",
+                title="Ferrule: Segmenting Hand-Drawn Harbour Charts", document_id=2),
+]
+
+
+@pytest.mark.parametrize(("lead_share", "outcome"), [(1.01, Outcome.CLARIFY), (0.5, Outcome.ANSWER)])
+def test_a_question_about_they_is_answered_from_the_paper_most_of_the_evidence_is_from(embed, lead_share, outcome):
+    from agent.local.auditor import AuditorParams, LocalAuditor
+    from agent.local.generator import ExtractiveGenerator
+    from agent.local.planner import RulePlanner
+    from agent.verify import CitationVerifier
+
+    question = "What learning rate did they use?"
+    params = replace(AuditorParams(), clarify=replace(ClarifyParams(), lead_share=lead_share))
+    audit = LocalAuditor(embed=embed, params=params).audit(question, RulePlanner().plan(question), TWO_PAPERS,
+                                                            can_retry=False)
+    answer = CitationVerifier().verify(ExtractiveGenerator(embed=embed).generate(question, TWO_PAPERS, audit),
+                                       TWO_PAPERS, question=question)
+    assert answer.outcome == outcome
+    if outcome == Outcome.ANSWER:
+        # From that paper only, saying which.
+        assert answer.text.startswith("In Tidewright: ") and "0.002" in answer.text and "0.01" not in answer.text
+    else:
+        assert answer.suggestions[0] == "What learning rate did the authors of Tidewright use?"
