@@ -3,8 +3,7 @@ the subject it needs, and the candidate sentences of the retrieved chunks.
 
 A candidate is an answer-eligible sentence (agent.local.eligibility: no headings, labels,
 references, instructions) of a chunk that does not try to steer a model, sharing at least
-one content term with a fact or the premise, or opening by referring back to a sentence
-before it that does (agent.local.text.refers_back). It keeps the sentence before it and the
+one content term with a fact or the premise. It keeps the sentence before it and the
 document title as context: what "it" and "we" refer to.
 """
 
@@ -15,15 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from agent.local.eligibility import eligible, is_injection
-from agent.local.text import (
-    anchor_coverage,
-    anchor_terms,
-    content_terms,
-    refers_back,
-    split_sentences,
-    stem,
-    term_set,
-)
+from agent.local.text import anchor_coverage, anchor_terms, content_terms, split_sentences, stem, term_set
 from agent.types import Plan, Source
 
 MAX_SENTENCE_CHARS = 600
@@ -41,8 +32,7 @@ class Candidate:
 
 
 def candidates(facts: list[str], premise: str, sources: list[Source]) -> list[Candidate]:
-    """Every eligible sentence of the sources that shares a content term with a fact or the premise
-    (itself, or through the sentence before it when it refers back to that one)."""
+    """Every eligible sentence of the sources that shares a content term with a fact or the premise."""
     wanted: set[str] = set()
     for text in [*facts, premise]:
         wanted.update(content_terms(text))
@@ -59,9 +49,7 @@ def candidates(facts: list[str], premise: str, sources: list[Source]) -> list[Ca
             quote = eligible(raw)
             if quote and len(quote) <= MAX_SENTENCE_CHARS:
                 terms = term_set(quote)
-                # A sentence that opens by referring back ("This hurts perplexity, but ...")
-                # says its subject in the sentence before: it shares the fact's terms there.
-                if wanted & (terms | title_terms) or (refers_back(quote) and wanted & term_set(previous)):
+                if wanted & (terms | title_terms):
                     out.append(Candidate(i, quote, f"{previous} {source.document_title}", terms, raw))
             previous = raw
     return out

@@ -212,26 +212,3 @@ def antonym_clash(claim: str, evidence: str) -> bool:
         if opposite and w not in ew and opposite & ew and not (opposite & cw):
             return True
     return False
-
-
-# Words that, among a sentence's first four, refer back to what the sentence before said
-# ("For each of these we use ...", "They are trained ...", "This yields ...").
-_BACK_REFERENCES = frozenset({"it", "its", "they", "their", "them", "this", "these", "those", "such", "latter",
-                              "former", "both"})
-# What "this"/"these" name when they point at the paper itself, not at the sentence before.
-_SELF = frozenset({"paper", "publication", "work", "study", "section", "survey", "article", "chapter", "appendix",
-                   "figure", "table", "setting", "way", "end", "case"})
-
-
-def refers_back(sentence: str) -> bool:
-    """Whether a sentence opens by referring back to the one before it ("For each of these we
-    use dk = 64.", "This means ..."): a back-reference among its first four words before any
-    content word ("Lumen fetches its results" refers to its own subject), and not "this
-    paper" / "these tables", which point at the document."""
-    opening = words(sentence)[:4]
-    for n, w in enumerate(opening):
-        if w in _BACK_REFERENCES:
-            return not (w in ("this", "these") and n + 1 < len(opening) and opening[n + 1] in _SELF)
-        if content_terms(w):
-            return False
-    return False

@@ -50,18 +50,3 @@ def test_names_joined_by_and_are_each_enough_for_their_own_paper():
     assert gate_coverage(fact, {"pool"}) == 0.0
     # Names not joined are each still needed.
     assert gate_coverage("How does QL-2 use HB-7?", {"ql-2"}) == 0.5
-
-
-def test_a_sentence_referring_back_to_one_about_the_need_is_a_candidate():
-    # The second sentence shares no word with the need: its subject is in the sentence before.
-    text = ("During tuning we applied dropout of 0.3 to the Wrenfield tagger. "
-            "This slowed convergence by a third but cut overfitting on rare tags.")
-    source = Source(chunk_id=1, document_title="Sorting receipts", text=text)
-    quotes = [c.quote for c in candidates(["What effect did dropout have on the Wrenfield tagger?"], "", [source])]
-    assert "This slowed convergence by a third but cut overfitting on rare tags." in quotes
-    # A sentence that opens with its own subject, or points at the paper, is not carried along.
-    other = Source(chunk_id=2, document_title="Sorting receipts", text=(
-        "During tuning we applied dropout of 0.3 to the Wrenfield tagger. Convergence was slow on rare tags. "
-        "This paper reports a second corpus."))
-    quotes = [c.quote for c in candidates(["What effect did dropout have on the Wrenfield tagger?"], "", [other])]
-    assert quotes == ["During tuning we applied dropout of 0.3 to the Wrenfield tagger."]
