@@ -187,6 +187,16 @@ def test_the_reformulator_searches_an_unconfirmed_premise_as_a_statement(embed):
     assert any("distilled" in q and "confirmation" not in q for q in queries)
 
 
+def test_the_reformulator_leaves_cited_authors_out_of_its_queries(embed):
+    # "Okafor et al." names which paper is meant; as query words it matches every passage citing them.
+    question = "Which corpus did Okafor et al.'s Quillstone tagger learn from?"
+    plan = RulePlanner().plan(question)
+    audit = LocalAuditor(embed=embed).audit(question, plan, PAPER[:1], can_retry=True)
+    queries = KeywordReformulator().reformulate(question, plan, audit, tried=[question]).sub_queries
+    assert queries and all("Quillstone" in q and "corpus" in q for q in queries)
+    assert not any(w in q.lower().split() for q in queries for w in ("okafor", "al", "et"))
+
+
 @pytest.mark.xfail(reason="extractive support is term coverage plus MiniLM similarity: a question worded with "
                           "synonyms of every content word of the answer ('optimiser', 'fit') scores too low", strict=True)
 def test_a_question_that_shares_no_words_with_its_answer(ask):
