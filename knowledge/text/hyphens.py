@@ -33,8 +33,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
 # "X- Y": a word, its hyphen, one whitespace character, the next word. The right part may carry
-# its own hyphens ("end- to-end", "3.5- turbo-16k").
-_BREAK = re.compile(r"(?<![\w\-])(?P<left>[^\W_](?:[\w.\-/]*[^\W_])?)-\s(?P<right>[^\W_][\w]*(?:[-.][^\W_][\w]*)*)")
+# its own hyphens or slashes ("end- to-end", "3.5- turbo-16k", "BioASQ- Y/N").
+_BREAK = re.compile(r"(?<![\w\-])(?P<left>[^\W_](?:[\w.\-/]*[^\W_])?)-\s(?P<right>[^\W_][\w]*(?:[-./][^\W_][\w]*)*)")
 # A suspended hyphen: the first word's second part is shared with the word after the conjunction.
 _SUSPENDED = frozenset(["and", "or", "nor", "to", "vs", "versus", "as", "than", "but", "then"])
 # A word as it is written whole: letters and digits joined by hyphens, dots or slashes.
@@ -89,7 +89,7 @@ def join_line_breaks(text: str, evidence: Sequence[Vocabulary]) -> str:
 
     def fix(m: re.Match) -> str:
         left, right = m.group("left"), m.group("right")
-        if right.casefold() in _SUSPENDED or (left.isdigit() and right[:1].isdigit()):
+        if right.split("/", 1)[0].casefold() in _SUSPENDED or (left.isdigit() and right[:1].isdigit()):
             return m.group(0)
         glue = _glue(left, right, evidence)
         return m.group(0) if glue is None else f"{left}{glue}{right}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from knowledge.text import Vocabulary, join_line_breaks, quote_span
 
 SHOP = Vocabulary.of([
-    "The LampNet ranker reads every shelf-tested lamp. LampNet counts the glow-cart twice.",
+    "The LampNet ranker reads every shelf-tested lamp. LampNet counts the glow-cart twice on ShelfQA-Y/N.",
     "A shelf-tested lamp is kept; a shelftested one is not. Rankings are based on counts.",
 ])
 
@@ -14,6 +14,7 @@ SHOP = Vocabulary.of([
 def test_it_writes_a_cut_name_as_the_texts_write_it():
     assert join_line_breaks("The Lamp- Net ranker is small.", [SHOP]) == "The LampNet ranker is small."
     assert join_line_breaks("Every glow- cart is counted.", [SHOP]) == "Every glow-cart is counted."
+    assert join_line_breaks("Scores on ShelfQA- Y/N rose.", [SHOP]) == "Scores on ShelfQA-Y/N rose."
 
 
 def test_the_cited_document_is_asked_before_the_other_texts():
@@ -37,7 +38,7 @@ def test_without_evidence_a_syllable_break_is_joined_and_a_name_left_as_stored()
 
 
 def test_a_suspended_hyphen_and_a_range_are_kept():
-    text = "Short- and long-term counts of shelves 10- 12 differ."
+    text = "Short- and long-term counts of shelves 10- 12 differ; pre- and/or post-counts too."
     assert join_line_breaks(text, [SHOP]) == text
 
 
