@@ -227,7 +227,9 @@ class QuoteRef(BaseModel):
 class DraftSentence(BaseModel):
     text: str  # without markers
     citations: list[int] = Field(default_factory=list)  # the n of each [n], 1-based
-    # Optional verbatim span of the cited chunk that backs the sentence.
+    # Optional verbatim span of the cited chunk that backs the sentence. After verification the
+    # words a line break cut are written whole ("Chat- GPT" -> "ChatGPT",
+    # knowledge.text.join_line_breaks); agent.verify.quote_span still finds it in the chunk.
     quote: str = ""
     # Per-citation spans (a sentence resting on sentences of several sources); when set,
     # the verifier checks these instead of `quote`.

@@ -7,6 +7,8 @@
     ... --dump /tmp/sentences.jsonl   # every sentence with its paper, chunk and eligibility
     ... --calibrate                   # refit knowledge.text's layout model on bench/evidence_labels.jsonl
     ... --labels                      # headings, labels, captions read by hand (stop 29): quoted form vs reader
+    ... --hyphens /tmp/joins.txt      # line-break hyphens ("Chat- GPT") in eligible sentences, before and
+                                      # after knowledge.text.join_line_breaks; every join written to read
 
 Calibration (`--calibrate`, no PDF needed): bench/evidence_labels.jsonl holds sentences read by
 hand (ok = a reader accepts it as evidence, else why not). The papers are split in two halves
@@ -178,6 +180,41 @@ def label_report() -> None:
                 print(f"    {r['why'][:50]:50s} | {r['sentence'][:90]}")
 
 
+# A line-break hyphen as a reader sees it in a quote: "Chat- GPT", "regres- sion"; not a suspended
+# one ("pre- and post-training"). This script's own pattern, simpler than knowledge.text's.
+BREAK = re.compile(r"[A-Za-z0-9]- (?!(?:and|or|nor|to|as|vs|versus|than)\b)[A-Za-z]")
+
+
+def hyphen_report(per_doc: dict, out: Path) -> None:
+    """Eligible sentences (their quotable form) with a line-break hyphen, as stored and after
+    knowledge.text.join_line_breaks with two kinds of evidence: the sentence's own chunk only
+    (the least the verifier has: the cited chunk), and every chunk of its paper (the most: the
+    verifier has the paper's retrieved chunks, then the other retrieved ones). Every join is
+    written to `out` with the paper, to be read."""
+    from knowledge.text import Vocabulary, join_line_breaks
+
+    counts = {"stored": 0, "chunk evidence": 0, "paper evidence": 0}
+    lines = []
+    for doc, chunks in per_doc.items():
+        paper = Vocabulary.of(s for chunk in chunks for s, _ in chunk)
+        for chunk in chunks:
+            own = Vocabulary.of(s for s, _ in chunk)
+            for _, form in chunk:
+                if not form or not BREAK.search(form):
+                    continue
+                counts["stored"] += 1
+                by_chunk, by_paper = join_line_breaks(form, [own]), join_line_breaks(form, [paper])
+                counts["chunk evidence"] += bool(BREAK.search(by_chunk))
+                counts["paper evidence"] += bool(BREAK.search(by_paper))
+                before = [m.group(0) for m in re.finditer(r"\S*[A-Za-z0-9]- \S+", form)]
+                for word in before:
+                    lines.append(f"{doc}\t{word}\tchunk: {join_line_breaks(word, [own])}\t"
+                                 f"paper: {join_line_breaks(word, [paper])}")
+    print("  eligible sentences with a line-break hyphen: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    out.write_text("\n".join(lines) + "\n")
+    print(f"  {len(lines)} hyphenated words written to {out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=HERE, help="checkout whose code is measured")
@@ -189,6 +226,7 @@ def main() -> None:
     parser.add_argument("--calibrate", action="store_true", help="refit the layout model (see above) and stop")
     parser.add_argument("--labels", action="store_true",
                         help="headings, labels and captions read by hand: the quoted form against the reader's")
+    parser.add_argument("--hyphens", type=Path, help="count line-break hyphens and write every join here")
     parser.add_argument("--rule", choices=["quotable", "agent", "knowledge"], default="quotable")
     parser.add_argument("--cache", type=Path, help="directory for extracted pages (keyed by file and pdf.py)")
     parser.add_argument("--dump", type=Path, help="write every sentence (paper, chunk, eligible) as JSON lines")
@@ -293,6 +331,8 @@ def main() -> None:
                     for s, e in chunk:
                         out.write(json.dumps({"paper": doc, "chunk": i, "sentence": s, "eligible": bool(e),
                                               "quotable": e}) + "\n")
+    if args.hyphens:
+        hyphen_report(per_doc, args.hyphens)
     if args.sample:
         rng = random.Random(args.seed)
         picked = rng.sample(ok, min(args.sample, len(ok)))

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from knowledge import selectors, services
 from knowledge.models import Document, Role
+from knowledge.text.hyphens import quote_span as locate_quote
 
 
 def document_rows(*, collection, user) -> list[Document]:
@@ -152,11 +153,12 @@ def document_retry(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _passage_html(text: str, quote: str) -> SafeString:
-    """`text` escaped, with the first occurrence of `quote` in <mark>."""
-    at = text.find(quote) if quote else -1
-    if at < 0:
+    """`text` escaped, with the first occurrence of `quote` in <mark> (located as a citation's
+    highlight is: knowledge.text.hyphens.quote_span)."""
+    span = locate_quote(quote, text) if quote else None
+    if span is None:
         return format_html("{}", text)
-    end = at + len(quote)
+    at, end = span
     return format_html("{}<mark>{}</mark>{}", text[:at], text[at:end], text[end:])
 
 
@@ -207,15 +209,14 @@ def document_text(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def quote_span(text: str, quote: str, quote_start: int = -1) -> tuple[int, int]:
-    """Offsets of `quote` in `text`: at `quote_start` when it is there, else its first
-    occurrence, else compared by match key (spaces, case and hyphens aside); the whole text
-    when there is no quote or it is not found."""
+    """Offsets of `quote` in `text`: the one quote locator (knowledge.text.hyphens.quote_span:
+    the occurrence at `quote_start` when it is there, case, spaces and hyphens between words
+    aside, so a quote whose line-break hyphens were joined still lands), else compared by match
+    key (all punctuation aside); the whole text when there is no quote or it is not found."""
     if quote:
-        if quote_start >= 0 and text[quote_start : quote_start + len(quote)] == quote:
-            return quote_start, quote_start + len(quote)
-        at = text.find(quote)
-        if at >= 0:
-            return at, at + len(quote)
+        span = locate_quote(quote, text, quote_start)
+        if span:
+            return span
         from knowledge.pdf_boxes import match_key_with_index
 
         key, index = match_key_with_index(text)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections.abc import Iterator
 
 from knowledge.text import collapse_spaces, is_lead_in, quotable, sentence_kind, sentence_spans, strip_marks
+from knowledge.text.hyphens import normalise, quote_span
+
+__all__ = ["clean_quote", "eligibility", "find_quote", "neutralise_markers", "normalise", "quote_span", "strip_markers"]
 
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 # An answer-eligible quote has at least this many words of prose ...
@@ -20,66 +21,6 @@ MIN_SHORT_SENTENCE_WORDS = 3
 # ---------------------------------------------------------------------------
 # Finding quotes
 # ---------------------------------------------------------------------------
-
-
-def _normalise_with_map(text: str) -> tuple[str, list[int]]:
-    """Lower-cased text with whitespace runs collapsed, and each output char's input offset."""
-    out: list[str] = []
-    offsets: list[int] = []
-    prev_space = True
-    for i, ch in enumerate(text):
-        if ch.isspace():
-            if not prev_space:
-                out.append(" ")
-                offsets.append(i)
-            prev_space = True
-            continue
-        out.append(ch.lower())
-        offsets.append(i)
-        prev_space = False
-    if out and out[-1] == " ":
-        out.pop()
-        offsets.pop()
-    return "".join(out), offsets
-
-
-def normalise(text: str) -> str:
-    return _normalise_with_map(text)[0]
-
-
-# A hyphen at a line break ("perfor- mance" once whitespace is collapsed).
-_BREAK_HYPHEN = re.compile(r"(?<=[a-z])- (?=[a-z])")
-
-
-def _searchable_forms(text: str) -> Iterator[tuple[str, list[int]]]:
-    """The normalised text with its offset map, then (lazily: only a miss needs it) the same
-    without line-break hyphens."""
-    hay, offsets = _normalise_with_map(text)
-    yield hay, offsets
-    keep = [True] * len(hay)
-    for match in _BREAK_HYPHEN.finditer(hay):
-        keep[match.start()] = keep[match.start() + 1] = False
-    yield "".join(c for c, k in zip(hay, keep) if k), [o for o, k in zip(offsets, keep) if k]
-
-
-def quote_span(quote: str, text: str, hint: int = -1) -> tuple[int, int] | None:
-    """Where `quote` sits in `text` as (start, end) offsets into `text`, or None: the one quote
-    locator of the portal (the citation panel's highlight, the API's quote_start/quote_end).
-
-    Compared as find_quote compares: case- and whitespace-insensitively, a line-break hyphen
-    tolerated. `hint` is an offset recorded earlier (Citation.quote_start): the occurrence
-    that starts there wins, so a quote that occurs twice marks the one that was audited,
-    and a stale hint falls back to the first occurrence rather than marking wrong words.
-    """
-    q = normalise(quote)
-    if not q:
-        return None
-    for hay, offsets in _searchable_forms(text):
-        at = bisect.bisect_left(offsets, hint) if hint >= 0 else len(hay)
-        pos = at if at < len(hay) and offsets[at] == hint and hay.startswith(q, at) else hay.find(q)
-        if pos >= 0:
-            return offsets[pos], offsets[pos + len(q) - 1] + 1
-    return None
 
 
 def find_quote(quote: str, text: str) -> int:

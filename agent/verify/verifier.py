@@ -8,6 +8,7 @@ from agent.verify.form import form_check
 from agent.verify.quotes import clean_quote, eligibility, find_quote, neutralise_markers, normalise
 from agent.verify.relevance import RELEVANCE_MIN, relevance
 from agent.verify.supported import SUPPORT_MIN, EmbedFn, support
+from knowledge.text.hyphens import Vocabulary, join_line_breaks
 
 # Outcomes whose framing sentences (what was searched, which paper is meant) state no fact.
 _UNCITED_OK = (Outcome.REFUSAL, Outcome.CLARIFY)
@@ -30,6 +31,44 @@ def _asks_whole_papers(question: str) -> bool:
     from agent.local.planner import clarification
 
     return clarification(" ".join(question.split())) == "whole_document"
+
+
+def _joined(sentences: list[DraftSentence], citations: list[CitationRef],
+            sources: list[Source]) -> tuple[list[DraftSentence], list[CitationRef]]:
+    """The answer as a reader sees it: words a line break cut in the stored text ("Chat- GPT",
+    "regres- sion") written whole, as the cited document (then the other retrieved chunks)
+    writes them (knowledge.text.join_line_breaks). Done after every check, so each citation was
+    verified against the stored text; `quote_start` stays an offset into it, and the quote
+    locator (quote_span) finds the joined quote there, for the highlight and the API."""
+    if not any("- " in s.text or "- " in s.quote for s in sentences) and not any("- " in c.quote for c in citations):
+        return sentences, citations
+    by_document: dict[object, list[str]] = {}
+    document_of: dict[int, object] = {}
+    for source in sources:
+        key = source.document_id if source.document_id is not None else source.document_title
+        by_document.setdefault(key, []).append(source.text)
+        document_of[source.chunk_id] = key
+    vocabularies: dict[object, Vocabulary] = {}
+
+    def vocabulary(key: object) -> Vocabulary:
+        if key not in vocabularies:
+            vocabularies[key] = Vocabulary.of(by_document.get(key, []) if key is not None else
+                                              [s.text for s in sources])
+        return vocabularies[key]
+
+    def join(text: str, chunk_ids: list[int]) -> str:
+        if "- " not in text:
+            return text
+        documents = dict.fromkeys(document_of[c] for c in chunk_ids if c in document_of)
+        return join_line_breaks(text, [*(vocabulary(d) for d in documents), vocabulary(None)])
+
+    chunk_of = {c.marker: c.chunk_id for c in citations}
+    citations = [c.model_copy(update={"quote": join(c.quote, [c.chunk_id])}) for c in citations]
+    out = []
+    for s in sentences:
+        cited = [chunk_of[m] for m in s.citations if m in chunk_of]
+        out.append(s.model_copy(update={"text": join(s.text, cited), "quote": join(s.quote, cited)}))
+    return out, citations
 
 
 class CitationVerifier:
@@ -141,6 +180,7 @@ class CitationVerifier:
             outcome = Outcome.REFUSAL
             kept = [DraftSentence(text="No sentence of the draft answer was supported by the retrieved passages.")]
             citations = []
+        kept, citations = _joined(kept, citations, sources)
         return Answer(
             outcome=outcome, sentences=kept, citations=citations,
             missing_note=draft.missing_note, suggestions=draft.suggestions,

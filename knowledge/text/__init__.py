@@ -9,6 +9,9 @@
   a bibliography entry, a footnote, a question, an example, an instruction or a lead-in
   to a list (`is_lead_in`: it ends in ":" or "as follows"); `quotable` is
   the one definition of answer-eligible evidence (the agent's roles call it).
+- `join_line_breaks` / `Vocabulary`: a word a line break cut ("Chat- GPT"), written whole as the
+  texts at hand write it, where a reader sees it (answers, quotes; the stored text keeps it);
+  `quote_span`: the one quote locator (case, spaces and hyphens between words aside).
 - `is_instruction` / `is_injection`: text addressed to a model (never evidence; an injection
   makes its whole chunk untrusted).
 """
@@ -24,6 +27,7 @@ from knowledge.text.classify import (
     sentence_kind,
     strip_marks,
 )
+from knowledge.text.hyphens import Vocabulary, join_line_breaks, quote_span
 from knowledge.text.instructions import is_injection, is_instruction
 from knowledge.text.normalise import collapse_spaces, match_key, normalise
 from knowledge.text.sentences import (
@@ -36,7 +40,7 @@ from knowledge.text.sentences import (
 )
 
 __all__ = [
-    "SentenceKind", "collapse_spaces", "is_answer_eligible", "is_injection", "is_instruction", "is_lead_in", "label_heading",
-    "layout_score", "match_key", "normalise", "quotable", "run_in_heading", "runs_on", "sentence_kind", "sentence_spans",
+    "SentenceKind", "Vocabulary", "collapse_spaces", "is_answer_eligible", "is_injection", "is_instruction", "is_lead_in", "join_line_breaks", "label_heading",
+    "layout_score", "match_key", "normalise", "quotable", "quote_span", "run_in_heading", "runs_on", "sentence_kind", "sentence_spans",
     "split_heading", "split_sentences", "strip_marks",
 ]
