@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from agent.local.candidates import Candidate, doc_key
-from agent.local.contradiction import alias, number_substitution, spell_digits, value_substitution
+from agent.local.contradiction import (
+    alias,
+    contradiction_cue,
+    number_substitution,
+    spell_digits,
+    value_substitution,
+)
 from agent.local.contradiction.negation import affirmed_stems, denied_clause, negated_stems
 from agent.local.contradiction.origin import credited_elsewhere
 from agent.local.contradiction.roles import swapped_role
@@ -224,8 +230,11 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
                                                                 fixed=fixed) else ""})
         if not _same_topic(premise, cand, fixed):
             continue
+        # The name the document lacks may be the one the sentence sets aside, written out
+        # ("RLHF": "trained with SFT only, without reinforcement learning from human feedback").
         kind = ("entity" if value_substitution(premise, cand.quote, context=cand.context, fixed=fixed)
-                else "sequence" if swapped_step(premise, cand.quote) else "")
+                else "sequence" if swapped_step(premise, cand.quote)
+                else "alternative" if contradiction_cue(premise, cand.quote) == "alternative" else "")
         if kind:
             if best is None or rank > best[4]:
                 best = (relevance, source, cand.quote, kind, rank)

@@ -84,6 +84,9 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
         asserted -= rejected
     # The more specific cue first: "not by A but by B" is an alternative, not just a negation.
     shared = asserted & set(content(sentence))
+    # An acronym of the claim that the sentence writes out ("RLHF" / "reinforcement learning
+    # from human feedback") is set aside when its first word is.
+    written_out = {first for t in asserted if (first := _first_spelled(t, sentence))}
     for chosen, rejected, lead, frame in alternatives_led(sentence):
         # What is set aside must be the claim's own term, not a predicate that merely
         # shares a word with it ("TNF is not required for granuloma formation, but ..."),
@@ -94,9 +97,9 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
         # ("decodes" in "decodes greedily rather than with beam search") is the shared relation.
         # "A, not B" sets B aside within A's relation: the claim must share two words of A's
         # clause (its subject and relation), not the word B alone.
-        if frame and len((frame & asserted) - rejected) < 2:
+        if frame is not None and len((frame & asserted) - rejected) < 2:
             continue
-        if lead in asserted and (not chosen or chosen - asserted) and shared - rejected:
+        if (lead in asserted or lead in written_out) and (not chosen or chosen - asserted) and shared - rejected:
             return "alternative"
     # The claim's "A instead of B" against a sentence saying B was the one chosen.
     if chooses_rejected(claim, sentence):
@@ -137,3 +140,12 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     if antonym_in_slot(claim, sentence):
         return "antonym"
     return ""
+
+
+def _first_spelled(acronym: str, sentence: str) -> str:
+    """The stem of the first of the sentence's words whose initials spell the acronym
+    (terms.spelled_by), "" when none do."""
+    from agent.local.text import stem, words
+
+    spelled = spelled_by(acronym, sentence)
+    return next((stem(w) for w in words(sentence) if stem(w) in spelled), "")

@@ -25,8 +25,9 @@ _ALTERNATIVE = [
                 re.IGNORECASE), "a", "b", False),
     (re.compile(r"\bnot\s+(?P<b>[^,;:()]{3,60}?)\s*,?\s+but\s+(?P<a>[^,;:().]{3,80})", re.IGNORECASE), "a", "b", False),
     # The contrast the other way round, after a comma: "X keeps the keys in memory, not on
-    # disk", "... on NQ, and not on MARCO". "Not only / just" adds, "not always" hedges.
-    (re.compile(r"(?P<a>[^,;:()]{3,80}?)\s*,\s*(?:and\s+|but\s+)?not\s+"
+    # disk", "... on NQ, and not on MARCO", "trained with SFT only, without RLHF". "Not only
+    # / just" adds, "not always" hedges.
+    (re.compile(r"(?P<a>[^,;:()]{3,80}?)\s*,\s*(?:and\s+|but\s+)?(?:not|without)\s+"
                 r"(?!(?:only|just|merely|simply|least|always|all|even|yet|shown)\b)"
                 r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "a", "b", True),
     (re.compile(r"\b(?:dispens(?:e|es|ed|ing)|do(?:es)? away|did away|doing away)\s+with\s+(?P<b>[^,;:().]{3,80})",
@@ -39,7 +40,7 @@ _ALTERNATIVE = [
 # Words without which each _ALTERNATIVE pattern cannot match (a quick test before the scan).
 _ALTERNATIVE_WORDS = [("instead of", "rather than", "in place of", "as opposed to"),
                       ("instead of", "rather than", "in place of"), ("over",), ("replac",), ("not",),
-                      (", not", ", and not", ", but not"),
+                      (", not", ", and not", ", but not", ", without", ", but without", ", and without"),
                       ("dispens", "away"), ("eschew", "forgo", "forego", "forgoing", "forwent", "abandon")]
 
 
@@ -56,11 +57,11 @@ def alternatives(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
 
 
 @lru_cache(maxsize=4096)  # a premise is compared with every candidate sentence
-def alternatives_led(text: str) -> tuple[tuple[frozenset[str], frozenset[str], str, frozenset[str]], ...]:
+def alternatives_led(text: str) -> tuple[tuple[frozenset[str], frozenset[str], str, frozenset[str] | None], ...]:
     """alternatives(), each with the first content word of what is set aside: the thing
     rejected ("instead of greedy decoding" -> "greedi"), or a predicate ("not required for
     X but ...", "does not block X but ...") that rejects no thing of its own; and, for "A,
-    not B", every content word of A's clause (empty for the other frames). That contrast
+    not B", every content word of A's clause (None for the other frames). That contrast
     sets B aside only within A's relation ("Kestrel keeps the keys in memory, not on disk"),
     so a claim it denies must share that relation, not just the word B: "crh-1 is required
     for memory, but not for learning" says nothing of how well an animal learns."""
@@ -74,7 +75,7 @@ def alternatives_led(text: str) -> tuple[tuple[frozenset[str], frozenset[str], s
             a = _head(m.group(chosen), last=True) if chosen else set()
             terms = content(m.group(rejected))
             if terms:
-                frame = frozenset(content(m.group(chosen))) if framed else frozenset()
+                frame = frozenset(content(m.group(chosen))) if framed else None
                 out.append((frozenset(a), frozenset(terms[:3]), terms[0], frame))
     return tuple(out)
 

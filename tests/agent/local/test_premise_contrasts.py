@@ -79,3 +79,40 @@ def test_a_denied_relation_corrects_a_which_question(pipeline, question, false):
     assert (answer.outcome == Outcome.FALSE_PREMISE) is false
     if false:
         assert "not trained" in answer.citations[0].quote
+
+
+@pytest.mark.parametrize(
+    "claim, sentence, cue",
+    [
+        # "without B" after the comma sets B aside as "not B" does, and an acronym of the claim
+        # written out in full is the same thing.
+        ("Gull was tuned with DPO", "Gull was tuned with ranked replies only, without direct preference optimization.",
+         "alternative"),
+        ("Gull was tuned with ranked replies", "Gull was tuned with ranked replies only, without direct preference "
+                                               "optimization.", ""),
+        # A fronted "without X," is an ablation's what-if: nothing is set aside.
+        ("Gull uses DPO", "It shows that, without direct preference optimization, Gull drifts.", ""),
+    ],
+)
+def test_without_after_a_comma_sets_aside_an_acronym_written_out(claim, sentence, cue):
+    assert contradiction_cue(claim, sentence) == cue
+
+
+GULL = "Gull: A Small Assistant for Clerks"
+
+
+@pytest.mark.parametrize(
+    "question, false",
+    [
+        # The document never writes "DPO": it is about the premise all but that name, which the
+        # sentence sets aside written out.
+        ("How was Gull tuned with DPO?", True),
+        ("How was Gull tuned with ranked replies?", False),
+    ],
+)
+def test_the_premise_check_reads_an_acronym_set_aside_in_full(pipeline, question, false):
+    sources = [make_source(1, "Gull is a small assistant for shipping clerks. Gull was tuned with ranked replies "
+                              "only, without direct preference optimization. It has one billion parameters.",
+                           title=GULL)]
+    _audit, answer = pipeline(question, sources)
+    assert (answer.outcome == Outcome.FALSE_PREMISE) is false
