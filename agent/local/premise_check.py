@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from agent.local.candidates import Candidate, doc_key
-from agent.local.contradiction import alias, number_substitution, spell_digits, value_substitution
+from agent.local.contradiction import (
+    alias,
+    contradiction_cue,
+    number_substitution,
+    spell_digits,
+    value_substitution,
+)
 from agent.local.contradiction.negation import affirmed_stems, denied_clause, negated_stems
 from agent.local.contradiction.origin import credited_elsewhere
 from agent.local.contradiction.roles import swapped_role
@@ -157,7 +163,7 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         cue = fired_cue(row)
         # A sentence that would assert the premise but for a negation of the clause that
         # carries it denies it ("... is not necessarily responsible for ..."), and never confirms it.
-        if not cue and denied_clause(premise, cand.quote) and _asserts(premise, cand, denial=True):
+        if not cue and denied_clause(premise, cand.quote) and _asserts(premise, cand, denial=True, asked=fixed):
             cue = "negation"
         # "X invented the Y" against a sentence crediting the Y to a cited work.
         if not cue and credited_elsewhere(premise, cand.quote):
@@ -224,8 +230,11 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
                                                                 fixed=fixed) else ""})
         if not _same_topic(premise, cand, fixed):
             continue
+        # The name the document lacks may be the one the sentence sets aside, written out
+        # ("RLHF": "trained with SFT only, without reinforcement learning from human feedback").
         kind = ("entity" if value_substitution(premise, cand.quote, context=cand.context, fixed=fixed)
-                else "sequence" if swapped_step(premise, cand.quote) else "")
+                else "sequence" if swapped_step(premise, cand.quote)
+                else "alternative" if contradiction_cue(premise, cand.quote) == "alternative" else "")
         if kind:
             if best is None or rank > best[4]:
                 best = (relevance, source, cand.quote, kind, rank)
@@ -327,14 +336,17 @@ def _quotable(quote: str, source: Source) -> str:
     return quote
 
 
-def _asserts(premise: str, cand: Candidate, *, denial: bool = False) -> bool:
+def _asserts(premise: str, cand: Candidate, *, denial: bool = False, asked: frozenset[str] = frozenset()) -> bool:
     """The sentence (with its context) could assert the premise: every number of the premise
     (spelled-out counts too) and every name of it (or an alias: "SBERT" for
     "Sentence-BERT") is there, and at least half of its relation words. For a sentence
     that denies something (`denial`), the relation words must be its own: the sentence
     before may lend it its names, but "Extended-context models are not necessarily better
     at using input context" after a sentence saying that models and their extended-context
-    counterparts perform the same denies another relation than that one."""
+    counterparts perform the same denies another relation than that one. The noun the
+    question asks about (`asked`: "Which loss did X devise to train the verifier?") is what
+    an answer would fill in, not part of the relation a denial must hold: "The verifier is
+    not trained at all" denies training it with any loss."""
     from agent.local.contradiction import spell_digits
     from agent.local.text import numbers
 
@@ -359,7 +371,7 @@ def _asserts(premise: str, cand: Candidate, *, denial: bool = False) -> bool:
         # Its subject may still come from the title or the sentence before ("Osprey ..."),
         # and a hyphenated word counts once, not once more for each of its parts.
         parts = {p for t in relation if "-" in t for p in t.split("-")}
-        relation = [t for t in relation if t not in parts]
+        relation = [t for t in relation if t not in parts and t not in asked]
         return not relation or coverage(relation, cand.terms) >= 0.5
     # The relation words must be stated, not denied: a word the sentence only has inside a
     # negation's scope is not lent by the sentence before either ("Surprisingly, we do not

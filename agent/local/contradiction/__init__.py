@@ -84,7 +84,10 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
         asserted -= rejected
     # The more specific cue first: "not by A but by B" is an alternative, not just a negation.
     shared = asserted & set(content(sentence))
-    for chosen, rejected, lead in alternatives_led(sentence):
+    # An acronym of the claim that the sentence writes out ("RLHF" / "reinforcement learning
+    # from human feedback") is set aside when its first word is.
+    written_out = {first for t in asserted if (first := _first_spelled(t, sentence))}
+    for chosen, rejected, lead, frame in alternatives_led(sentence):
         # What is set aside must be the claim's own term, not a predicate that merely
         # shares a word with it ("TNF is not required for granuloma formation, but ..."),
         # and the sentence must share more of the claim than that term: "Replacing BERT with
@@ -92,7 +95,11 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
         # What is chosen must be something the claim does not assert already ("X uses A and B"
         # is not denied by "X uses A rather than B alone"); a word it shares with the claim
         # ("decodes" in "decodes greedily rather than with beam search") is the shared relation.
-        if lead in asserted and (not chosen or chosen - asserted) and shared - rejected:
+        # "A, not B" sets B aside within A's relation: the claim must share two words of A's
+        # clause (its subject and relation), not the word B alone.
+        if frame is not None and len((frame & asserted) - rejected) < 2:
+            continue
+        if (lead in asserted or lead in written_out) and (not chosen or chosen - asserted) and shared - rejected:
             return "alternative"
     # The claim's "A instead of B" against a sentence saying B was the one chosen.
     if chooses_rejected(claim, sentence):
@@ -133,3 +140,12 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     if antonym_in_slot(claim, sentence):
         return "antonym"
     return ""
+
+
+def _first_spelled(acronym: str, sentence: str) -> str:
+    """The stem of the first of the sentence's words whose initials spell the acronym
+    (terms.spelled_by), "" when none do."""
+    from agent.local.text import stem, words
+
+    spelled = spelled_by(acronym, sentence)
+    return next((stem(w) for w in words(sentence) if stem(w) in spelled), "")

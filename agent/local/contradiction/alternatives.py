@@ -1,5 +1,5 @@
 """Instead-of frames: "A instead of / rather than / in place of B", "replacing B with A",
-"not B but A", "dispensing with B" (or eschewing, forgoing, abandoning it), and a sentence that chooses what a claim set aside."""
+"not B but A", "A, not B", "dispensing with B" (or eschewing, forgoing, abandoning it), and a sentence that chooses what a claim set aside."""
 
 from __future__ import annotations
 
@@ -10,29 +10,37 @@ from agent.local.contradiction.negation import negated_stems
 from agent.local.contradiction.terms import content
 
 _ALTERNATIVE = [
-    # (pattern, which group is chosen, which is rejected)
+    # (pattern, which group is chosen, which is rejected, whether the chosen clause must
+    # restate the claim: see alternatives_led)
     (re.compile(r"(?P<a>[^,;:()]{3,80}?)\s+(?:instead of|rather than|in place of|as opposed to)\s+"
-                r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
+                r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "a", "b", False),
     # Fronted: "Instead of storing the index on disk, X keeps it in memory."
     (re.compile(r"(?:^|[.;:]\s+)(?:instead of|rather than|in place of)\s+(?P<b>[^,;:()]{3,80}?),\s*"
-                r"(?P<a>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
+                r"(?P<a>[^,;:().]{3,80})", re.IGNORECASE), "a", "b", False),
     # A choice of A over B sets B aside: "X opts for sparse retrieval over dense retrieval".
     (re.compile(r"\b(?:prefer(?:s|red|ring)?|favou?r(?:s|ed|ing)?|cho(?:se|ose|oses|osing)|"
                 r"opt(?:s|ed|ing)?\s+for)\s+(?P<a>[^,;:()?.]{2,60}?)\s+over\s+(?P<b>[^,;:().]{3,80})",
-                re.IGNORECASE), "a", "b"),
+                re.IGNORECASE), "a", "b", False),
     (re.compile(r"\breplac(?:e|es|ed|ing)\s+(?P<b>[^,;:()]{3,80}?)\s+(?:with|by)\s+(?P<a>[^,;:().]{3,80})",
-                re.IGNORECASE), "a", "b"),
-    (re.compile(r"\bnot\s+(?P<b>[^,;:()]{3,60}?)\s*,?\s+but\s+(?P<a>[^,;:().]{3,80})", re.IGNORECASE), "a", "b"),
+                re.IGNORECASE), "a", "b", False),
+    (re.compile(r"\bnot\s+(?P<b>[^,;:()]{3,60}?)\s*,?\s+but\s+(?P<a>[^,;:().]{3,80})", re.IGNORECASE), "a", "b", False),
+    # The contrast the other way round, after a comma: "X keeps the keys in memory, not on
+    # disk", "... on NQ, and not on MARCO", "trained with SFT only, without RLHF". "Not only
+    # / just" adds, "not always" hedges.
+    (re.compile(r"(?P<a>[^,;:()]{3,80}?)\s*,\s*(?:and\s+|but\s+)?(?:not|without)\s+"
+                r"(?!(?:only|just|merely|simply|least|always|all|even|yet|shown)\b)"
+                r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "a", "b", True),
     (re.compile(r"\b(?:dispens(?:e|es|ed|ing)|do(?:es)? away|did away|doing away)\s+with\s+(?P<b>[^,;:().]{3,80})",
-                re.IGNORECASE), "", "b"),
+                re.IGNORECASE), "", "b", False),
     # Verbs that set a thing aside as "dispensing with" does ("a model eschewing recurrence",
     # "we forgo fine-tuning", "abandoning the encoder"): general English, not a benchmark's.
     (re.compile(r"\b(?:eschew(?:s|ed|ing)?|fore?go(?:es|ing|ne)?|forwent|abandon(?:s|ed|ing)?)\s+"
-                r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "", "b"),
+                r"(?P<b>[^,;:().]{3,80})", re.IGNORECASE), "", "b", False),
 ]
 # Words without which each _ALTERNATIVE pattern cannot match (a quick test before the scan).
 _ALTERNATIVE_WORDS = [("instead of", "rather than", "in place of", "as opposed to"),
                       ("instead of", "rather than", "in place of"), ("over",), ("replac",), ("not",),
+                      (", not", ", and not", ", but not", ", without", ", but without", ", and without"),
                       ("dispens", "away"), ("eschew", "forgo", "forego", "forgoing", "forwent", "abandon")]
 
 
@@ -45,17 +53,21 @@ def _head(phrase: str, *, last: bool) -> set[str]:
 
 def alternatives(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
     """(chosen, rejected) term sets the text states ("A instead of B" -> ({A}, {B}))."""
-    return [(a, b) for a, b, _ in alternatives_led(text)]
+    return [(a, b) for a, b, _, _ in alternatives_led(text)]
 
 
 @lru_cache(maxsize=4096)  # a premise is compared with every candidate sentence
-def alternatives_led(text: str) -> tuple[tuple[frozenset[str], frozenset[str], str], ...]:
+def alternatives_led(text: str) -> tuple[tuple[frozenset[str], frozenset[str], str, frozenset[str] | None], ...]:
     """alternatives(), each with the first content word of what is set aside: the thing
     rejected ("instead of greedy decoding" -> "greedi"), or a predicate ("not required for
-    X but ...", "does not block X but ...") that rejects no thing of its own."""
+    X but ...", "does not block X but ...") that rejects no thing of its own; and, for "A,
+    not B", every content word of A's clause (None for the other frames). That contrast
+    sets B aside only within A's relation ("Kestrel keeps the keys in memory, not on disk"),
+    so a claim it denies must share that relation, not just the word B: "crh-1 is required
+    for memory, but not for learning" says nothing of how well an animal learns."""
     out = []
     lowered = text.lower()
-    for (pattern, chosen, rejected), words_needed in zip(_ALTERNATIVE, _ALTERNATIVE_WORDS):
+    for (pattern, chosen, rejected, framed), words_needed in zip(_ALTERNATIVE, _ALTERNATIVE_WORDS):
         # The patterns scan every position of the text: skip those whose words are absent.
         if not any(w in lowered for w in words_needed):
             continue
@@ -63,7 +75,8 @@ def alternatives_led(text: str) -> tuple[tuple[frozenset[str], frozenset[str], s
             a = _head(m.group(chosen), last=True) if chosen else set()
             terms = content(m.group(rejected))
             if terms:
-                out.append((frozenset(a), frozenset(terms[:3]), terms[0]))
+                frame = frozenset(content(m.group(chosen))) if framed else None
+                out.append((frozenset(a), frozenset(terms[:3]), terms[0], frame))
     return tuple(out)
 
 
