@@ -294,7 +294,9 @@ class AgentLoop:
                                   **dict(draft)), retries, started, draft.usage)
         self._stage(Stage.VERIFYING)
         started = time.perf_counter()
-        answer = roles.verifier.verify(draft, sources, question=question)
+        # The cited documents' whole text decides a word a line break cut (knowledge.vocabulary).
+        answer = roles.verifier.verify(draft, sources, question=question,
+                                       vocabulary=getattr(self.retriever, "vocabulary", None))
         self._record(VerifyStep(sentences=len(draft.sentences), kept=len(answer.sentences), dropped=answer.dropped,
                                 citations=answer.citations), retries, started)
         return LoopResult(answer=answer, plan=plan, audit=audit, sources=sources, queries=queries,

@@ -25,6 +25,7 @@ from agent.steps import (
 )
 from agent.types import parse_replaced_note
 from agent.verify import neutralise_markers, quote_span
+from knowledge.text import Vocabulary, join_line_breaks
 
 MARKER_RE = re.compile(r"\[(\d+)\]")
 
@@ -76,13 +77,30 @@ def answer_html(text: str, *, markers: set[int], panel_url: str, web_markers: se
     return mark_safe("\n".join(out))
 
 
-def highlighted_html(chunk_text: str, quote: str, quote_start: int) -> SafeString:
+def reader_text(text: str, vocabulary: Vocabulary | None) -> str:
+    """Stored chunk text as a reader sees it: the words a line break cut ("Chat- GPT") written
+    whole as the document writes them (`vocabulary`: its whole text, knowledge.vocabulary; None:
+    the chunk's own), as the verifier writes the answer's quotes (agent.verify.verifier._joined)."""
+    if "- " not in text and "-\n" not in text:
+        return text
+    return join_line_breaks(text, [vocabulary if vocabulary is not None else Vocabulary.of([text])])
+
+
+def highlighted_html(chunk_text: str, quote: str, quote_start: int, *, joined: bool = False,
+                     vocabulary: Vocabulary | None = None) -> SafeString:
+    """The chunk text with the quote marked, found by the one quote locator in the stored text.
+    `joined`: written as a reader sees it (`reader_text`), the marked words and the words around
+    them joined each on their own, so the mark covers the quote's words whole."""
     span = quote_span(quote, chunk_text, quote_start)
+
+    def shown(text: str) -> str:
+        return reader_text(text, vocabulary) if joined else text
+
     if span is None:
-        return escape(chunk_text)
+        return escape(shown(chunk_text))
     start, end = span
     return format_html(
-        "{}<mark>{}</mark>{}", chunk_text[:start], chunk_text[start:end], chunk_text[end:]
+        "{}<mark>{}</mark>{}", shown(chunk_text[:start]), shown(chunk_text[start:end]), shown(chunk_text[end:])
     )
 
 

@@ -11,6 +11,8 @@ from django.db import close_old_connections, connection
 from agent.local.embed import EmbedFn, get_embed, local_space
 from agent.types import Source, Usage
 from knowledge.models import Chunk, Collection
+from knowledge.text import Vocabulary
+from knowledge.vocabulary import document_vocabulary
 
 
 class CollectionRetriever:
@@ -47,6 +49,11 @@ class CollectionRetriever:
         # Another thread has its own database connection, which cannot see rows of an open
         # transaction (tests, or a caller inside atomic()): then retrieve on this thread.
         return not connection.in_atomic_block
+
+    @staticmethod
+    def vocabulary(document_id: int) -> Vocabulary | None:
+        """A retrieved document's whole vocabulary (the verifier joins line-break hyphens by it)."""
+        return document_vocabulary(document_id)
 
     def retrieve(self, query: str, *, k: int) -> list[Source]:
         from knowledge.indexing.search import index_search
@@ -188,6 +195,11 @@ class MultiCollectionRetriever:
     def thread_safe(self) -> bool:
         return all(part.thread_safe for part in self.parts)
 
+    @staticmethod
+    def vocabulary(document_id: int) -> Vocabulary | None:
+        # Document ids are unique across collections.
+        return document_vocabulary(document_id)
+
     def retrieve(self, query: str, *, k: int) -> list[Source]:
         return _fused([part.retrieve(query, k=k) for part in self.parts], k)
 
@@ -236,6 +248,9 @@ class ThreadRetriever:
 
     def __init__(self, inner: CollectionRetriever | MultiCollectionRetriever) -> None:
         self.inner = inner
+
+    def vocabulary(self, document_id: int) -> Vocabulary | None:
+        return self.inner.vocabulary(document_id)
 
     def retrieve(self, query: str, *, k: int) -> list[Source]:
         return self._on_thread(self.inner.retrieve, query, k)

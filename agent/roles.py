@@ -7,9 +7,13 @@ and the benchmark swaps implementations by configuration.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from agent.types import Answer, AuditResult, Draft, Plan, Reformulation, Source
+
+if TYPE_CHECKING:
+    from knowledge.text import Vocabulary
 
 
 @runtime_checkable
@@ -61,6 +65,9 @@ class Generator(Protocol):
 
 @runtime_checkable
 class Verifier(Protocol):
-    def verify(self, draft: Draft, sources: list[Source], *, question: str = "") -> Answer:
-        """Drop markers to unknown sources and sentences their cited quotes do not support."""
+    def verify(self, draft: Draft, sources: list[Source], *, question: str = "",
+               vocabulary: Callable[[int], Vocabulary | None] | None = None) -> Answer:
+        """Drop markers to unknown sources and sentences their cited quotes do not support.
+        `vocabulary`: a cited document's whole vocabulary by its id, for the words a line break
+        cut (the retriever's `vocabulary`, knowledge.vocabulary.document_vocabulary)."""
         ...

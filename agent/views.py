@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from agent import selectors
 from agent.configs import config_label, user_choices
 from agent.models import OUTCOME_CHOICES, Run, RunStep
-from agent.presentation import answer_html, removed_sentences, stage_view
+from agent.presentation import answer_html, reader_text, removed_sentences, stage_view
 from agent.steps import RetrieveStep
 from agent.types import Outcome
 from knowledge import selectors as knowledge_selectors
@@ -115,7 +115,10 @@ def collection_ask(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _closest_passages(run: Run, limit: int = 3) -> list[Chunk]:
-    """The best chunks the run looked at, in its order; shown on a refusal."""
+    """The best chunks the run looked at, in its order; shown on a refusal, each with its
+    `shown_text`: the words a line break cut written whole as its document writes them."""
+    from knowledge.vocabulary import document_vocabulary
+
     ids = list(run.context_chunk_ids)
     if not ids:
         for row in run.steps.filter(kind=RunStep.Kind.RETRIEVE).order_by("ordinal"):
@@ -125,7 +128,12 @@ def _closest_passages(run: Run, limit: int = 3) -> list[Chunk]:
     ids = list(dict.fromkeys(ids))[:limit]
     chunks = Chunk.objects.filter(pk__in=ids, document__collection=run.collection).select_related("document")
     by_id = {c.pk: c for c in chunks}
-    return [by_id[i] for i in ids if i in by_id]
+    closest = [by_id[i] for i in ids if i in by_id]
+    for chunk in closest:
+        cut = "- " in chunk.text or "-\n" in chunk.text
+        chunk.shown_text = (reader_text(chunk.text, document_vocabulary(chunk.document_id))  # type: ignore[attr-defined]
+                            if cut else chunk.text)
+    return closest
 
 
 def _fragment_context(run: Run) -> dict:

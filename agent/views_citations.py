@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 
 from agent import selectors
@@ -31,12 +32,24 @@ def _document_file_url(document_id: int | None, page: int) -> str:
 
 
 
+def cited_html(citation: Citation) -> SafeString:
+    """The cited passage with its quote marked, its line-break words written whole as the
+    document writes them (as the answer's quote is); a web page's text as fetched."""
+    from knowledge.vocabulary import document_vocabulary
+
+    text = citation.chunk_text
+    cut = "- " in text or "-\n" in text
+    vocabulary = document_vocabulary(citation.chunk.document_id) if cut and citation.chunk is not None else None
+    return highlighted_html(citation.chunk_text, citation.quote, citation.quote_start,
+                            joined=not citation.source_url, vocabulary=vocabulary)
+
+
 def _panel_context(citation: Citation) -> dict:
     chunk = citation.chunk
     return {
         "citation": citation,
         "section": chunk.section_title if chunk else "",
-        "chunk_html": highlighted_html(citation.chunk_text, citation.quote, citation.quote_start),
+        "chunk_html": cited_html(citation),
         "file_url": _document_file_url(chunk.document_id if chunk else None, citation.page),
         "viewer_url": reverse("agent:citation_viewer", kwargs={"pk": citation.run_id, "marker": citation.marker})
         if chunk is not None and chunk.document.media_type == "application/pdf" else "",

@@ -26,8 +26,8 @@ from agent import charts
 from agent.benchmark import service as sb
 from agent.configs import CONFIG_NAMES
 from agent.models import BenchmarkSet, Citation, Review, Run
-from agent.presentation import highlighted_html
 from agent.review import services as review_services
+from agent.views_citations import cited_html
 from knowledge import selectors as ks
 from knowledge.models import Role
 
@@ -280,7 +280,7 @@ def _review_context(run: Run, *, blind: bool) -> dict:
         "blind": blind,
         "question": run.benchmark_question,
         "citations": [
-            {"c": c, "html": highlighted_html(c.chunk_text, c.quote, c.quote_start)} for c in citations
+            {"c": c, "html": cited_html(c)} for c in citations
         ],
     }
 

@@ -210,6 +210,10 @@ class _MemoRetriever:
             self.memo[key] = self.inner.retrieve_within(query, k=k, document_ids=document_ids)
         return self.memo[key]
 
+    def vocabulary(self, document_id: int):
+        # A document's whole vocabulary, as the portal's retriever gives the verifier (cached there).
+        return self.inner.vocabulary(document_id)
+
     def neighbours(self, sources):
         key = tuple((s.chunk_id, s.query) for s in sources)
         if key not in self.memo:

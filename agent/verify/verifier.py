@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from agent.local.text import content_terms, coverage, term_set
 from agent.types import Answer, CitationRef, Draft, DraftSentence, Outcome, QuoteRef, Source
 from agent.verify.form import form_check
@@ -9,6 +11,10 @@ from agent.verify.quotes import clean_quote, eligibility, find_quote, neutralise
 from agent.verify.relevance import RELEVANCE_MIN, relevance
 from agent.verify.supported import SUPPORT_MIN, EmbedFn, support
 from knowledge.text.hyphens import Vocabulary, join_line_breaks
+
+# A document's whole vocabulary by its id (knowledge.vocabulary.document_vocabulary); None when
+# it cannot be read.
+DocumentVocabulary = Callable[[int], Vocabulary | None]
 
 # Outcomes whose framing sentences (what was searched, which paper is meant) state no fact.
 _UNCITED_OK = (Outcome.REFUSAL, Outcome.CLARIFY)
@@ -33,11 +39,13 @@ def _asks_whole_papers(question: str) -> bool:
     return clarification(" ".join(question.split())) == "whole_document"
 
 
-def _joined(sentences: list[DraftSentence], citations: list[CitationRef],
-            sources: list[Source]) -> tuple[list[DraftSentence], list[CitationRef]]:
+def _joined(sentences: list[DraftSentence], citations: list[CitationRef], sources: list[Source],
+            document_vocabulary: DocumentVocabulary | None = None) -> tuple[list[DraftSentence], list[CitationRef]]:
     """The answer as a reader sees it: words a line break cut in the stored text ("Chat- GPT",
     "regres- sion") written whole, as the cited document (then the other retrieved chunks)
-    writes them (knowledge.text.join_line_breaks). Done after every check, so each citation was
+    writes them (knowledge.text.join_line_breaks). The cited document's evidence is its whole
+    text when `document_vocabulary` reads it, else its retrieved chunks: a name the cited chunk
+    only writes cut ("Chat- GPT") is usually written whole elsewhere in the paper. Done after every check, so each citation was
     verified against the stored text; `quote_start` stays an offset into it, and the quote
     locator (quote_span) finds the joined quote there, for the highlight and the API."""
     if not any("- " in s.text or "- " in s.quote for s in sentences) and not any("- " in c.quote for c in citations):
@@ -52,8 +60,9 @@ def _joined(sentences: list[DraftSentence], citations: list[CitationRef],
 
     def vocabulary(key: object) -> Vocabulary:
         if key not in vocabularies:
-            vocabularies[key] = Vocabulary.of(by_document.get(key, []) if key is not None else
-                                              [s.text for s in sources])
+            whole = document_vocabulary(key) if document_vocabulary is not None and isinstance(key, int) else None
+            vocabularies[key] = whole if whole is not None else Vocabulary.of(
+                by_document.get(key, []) if key is not None else [s.text for s in sources])
         return vocabularies[key]
 
     def join(text: str, chunk_ids: list[int]) -> str:
@@ -85,7 +94,10 @@ class CitationVerifier:
             return [QuoteRef(source=e.source, text=clean_quote(e.text)) for e in sentence.evidence]
         return [QuoteRef(source=n, text=clean_quote(sentence.quote)) for n in dict.fromkeys(sentence.citations)]
 
-    def verify(self, draft: Draft, sources: list[Source], *, question: str = "") -> Answer:
+    def verify(self, draft: Draft, sources: list[Source], *, question: str = "",
+               vocabulary: DocumentVocabulary | None = None) -> Answer:
+        """The draft with every sentence its citations do not support dropped (agent.verify);
+        `vocabulary` gives a cited document's whole vocabulary for joining line-break hyphens."""
         kept: list[DraftSentence] = []
         citations: list[CitationRef] = []
         # One citation per (chunk, quote): a reader who clicks [n] sees the very sentence
@@ -180,7 +192,7 @@ class CitationVerifier:
             outcome = Outcome.REFUSAL
             kept = [DraftSentence(text="No sentence of the draft answer was supported by the retrieved passages.")]
             citations = []
-        kept, citations = _joined(kept, citations, sources)
+        kept, citations = _joined(kept, citations, sources, vocabulary)
         return Answer(
             outcome=outcome, sentences=kept, citations=citations,
             missing_note=draft.missing_note, suggestions=draft.suggestions,

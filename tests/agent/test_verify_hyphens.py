@@ -7,6 +7,7 @@ from __future__ import annotations
 from agent.presentation import highlighted_html
 from agent.types import Draft, DraftSentence, Outcome, Source
 from agent.verify import CitationVerifier, quote_span
+from knowledge.text import Vocabulary
 from knowledge.views_documents import quote_span as viewer_span
 
 STORED = ("The LampNet ranker is small and runs offline on a till. Shelf clerks found that the Lamp- Net "
@@ -45,3 +46,40 @@ def test_an_answer_whose_quote_was_joined_verifies_again():
 def test_text_without_a_cut_word_is_unchanged():
     quote = "The LampNet ranker is small and runs offline on a till."
     assert _answer(quote).sentences[0].text == quote
+
+
+# The cited chunk writes a name only cut; another chunk of the same paper, not retrieved, writes it whole.
+CUT = ("Till clerks report that the Glow- Rank sorter lists every lamp once. The sorter keeps a shelf- "
+       "ordered list of lamps.")
+ELSEWHERE = "We release GlowRank, a sorter for shop tills; GlowRank needs no shelf-ordered map."
+CUT_QUOTE = "Till clerks report that the Glow- Rank sorter lists every lamp once."
+
+
+def _cut_answer(vocabulary=None):
+    draft = Draft(outcome=Outcome.ANSWER,
+                  sentences=[DraftSentence(text=CUT_QUOTE, citations=[1], quote=CUT_QUOTE)])
+    sources = [Source(chunk_id=31, document_id=9, document_title="Till sorting", text=CUT)]
+    return CitationVerifier().verify(draft, sources, question="What does the GlowRank sorter list?",
+                                     vocabulary=vocabulary)
+
+
+def test_the_whole_cited_paper_decides_a_name_its_retrieved_chunk_only_writes_cut():
+    papers = {9: Vocabulary.of([CUT, ELSEWHERE])}
+    answer = _cut_answer(papers.get)
+    joined = "Till clerks report that the GlowRank sorter lists every lamp once."
+    assert [s.text for s in answer.sentences] == [joined]
+    assert answer.citations[0].quote == joined and answer.citations[0].quote_start == 0
+    # Without the paper, the retrieved chunk is the only evidence: a name before a name stays as stored.
+    assert _cut_answer().sentences[0].text == CUT_QUOTE
+    # A document the vocabulary cannot read falls back to its retrieved chunks.
+    assert _cut_answer({}.get).sentences[0].text == CUT_QUOTE
+
+
+def test_a_cited_passage_is_shown_joined_with_its_quote_marked():
+    vocabulary = Vocabulary.of([CUT, ELSEWHERE])
+    html = highlighted_html(CUT, "Till clerks report that the GlowRank sorter lists every lamp once.", 0,
+                            joined=True, vocabulary=vocabulary)
+    assert html == ("<mark>Till clerks report that the GlowRank sorter lists every lamp once.</mark> "
+                    "The sorter keeps a shelf-ordered list of lamps.")
+    # Stored form unless asked.
+    assert f"<mark>{CUT_QUOTE}</mark>" in highlighted_html(CUT, CUT_QUOTE, 0)

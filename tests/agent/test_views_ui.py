@@ -434,3 +434,30 @@ def test_the_collection_page_links_to_asking_across_collections_with_it_ticked(c
     assert f'<input type="checkbox" name="collection" value="{collection.slug}" checked>' in ask
     assert '<input type="checkbox" name="collection" value="encoders">' in ask
     assert 'name="all_collections" value="1">' in ask
+
+
+# A name a line break cut in one chunk that another chunk of the paper writes whole.
+CUT_TEXT = "The Lumo- Sort index keeps every shelf label in one row. It never drops a label twice."
+WHOLE_TEXT = "LumoSort is an index for shelf labels; LumoSort runs on a till."
+
+
+def test_a_refusals_closest_passages_read_a_cut_name_as_the_paper_writes_it(client, collection, alice, password):
+    document = make_document(collection=collection, title="Shelf labels")
+    chunk = make_chunk(document=document, text=CUT_TEXT, page_start=3)
+    make_chunk(document=document, text=WHOLE_TEXT, page_start=1)
+    run = make_run(collection=collection, user=alice, outcome=Outcome.REFUSAL, answer="",
+                   context_chunk_ids=[chunk.pk])
+    body = _login(client, alice, password).get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+    assert "The LumoSort index keeps every shelf label" in body and "Lumo- Sort" not in body
+
+
+def test_the_citation_panel_shows_a_cut_name_whole_and_marks_the_quote(client, collection, alice, password):
+    document = make_document(collection=collection, title="Shelf labels")
+    chunk = make_chunk(document=document, text=CUT_TEXT, page_start=3)
+    make_chunk(document=document, text=WHOLE_TEXT, page_start=1)
+    run = make_run(collection=collection, user=alice, answer="The LumoSort index keeps every shelf label [1].")
+    make_citation(run=run, chunk=chunk, marker=1, quote="The LumoSort index keeps every shelf label in one row.",
+                  quote_start=0)
+    body = _login(client, alice, password).get(reverse("agent:citation_panel", args=[run.pk, 1]),
+                                               {"fragment": "1"}).content.decode()
+    assert "<mark>The LumoSort index keeps every shelf label in one row.</mark> It never drops" in body
