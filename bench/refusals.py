@@ -110,8 +110,15 @@ def _lost_pair(span: str, sources: list, holding: list[int], cands: list) -> str
             at = [f"#{i + 1} p{sources[i].page}" for i in holding if whole(part, sources[i].text)]
             cut = [f"#{i + 1} p{sources[i].page}" for i in holding
                    if span_in_text(normalise(part), normalise(sources[i].text), normalised=True)]
+            # A chunk opening with the sentence's end (or ending with its start): cut there,
+            # the rest in a chunk not retrieved.
+            edge = [f"#{i + 1} p{sources[i].page} " + ("opens with its end" if opens else "ends with its start")
+                    for i in holding for chunk in [split_sentences(sources[i].text)] if chunk
+                    for opens in [normalise(part).endswith(normalise(chunk[0]))]
+                    if opens or normalise(part).startswith(normalise(chunk[-1]))]
             where.append(f"sentence {n} in chunk {', '.join(at)}" if at else
                          f"sentence {n} cut at the edge of chunk {', '.join(cut)}" if cut else
+                         f"sentence {n} cut: chunk {', '.join(edge)}, the rest not retrieved" if edge else
                          f"sentence {n} not retrieved")
         return f"split at a chunk boundary ({'; '.join(where)})"
     quotes = {normalise(c.quote) for c in cands}
