@@ -91,6 +91,43 @@ def _holds(span: str, text: str) -> bool:
     return span_in_text(wanted, have, normalised=True) or (len(have) >= 20 and have in wanted)
 
 
+def _lost_pair(span: str, sources: list, holding: list[int], cands: list) -> str:
+    """Where a span over several sentences was lost when no candidate holds a part of it:
+    split at a chunk boundary (no chunk holds it whole: which chunk holds which sentence), or
+    whole in a chunk, each of its sentences ineligible or no candidate (candidates.py keeps a
+    sentence sharing a term with a need; its continuation shares none)."""
+    from agent.benchmark.metrics import normalise, span_in_text
+    from agent.local.eligibility import eligible
+    from agent.local.text import split_sentences
+
+    def whole(part: str, text: str) -> bool:
+        return normalise(part) in normalise(text)
+
+    parts = split_sentences(span)
+    if not any(whole(span, sources[i].text) for i in holding):
+        where = []
+        for n, part in enumerate(parts, 1):
+            at = [f"#{i + 1} p{sources[i].page}" for i in holding if whole(part, sources[i].text)]
+            cut = [f"#{i + 1} p{sources[i].page}" for i in holding
+                   if span_in_text(normalise(part), normalise(sources[i].text), normalised=True)]
+            # A chunk opening with the sentence's end (or ending with its start): cut there,
+            # the rest in a chunk not retrieved.
+            edge = [f"#{i + 1} p{sources[i].page} " + ("opens with its end" if opens else "ends with its start")
+                    for i in holding for chunk in [split_sentences(sources[i].text)] if chunk
+                    for opens in [normalise(part).endswith(normalise(chunk[0]))]
+                    if opens or normalise(part).startswith(normalise(chunk[-1]))]
+            where.append(f"sentence {n} in chunk {', '.join(at)}" if at else
+                         f"sentence {n} cut at the edge of chunk {', '.join(cut)}" if cut else
+                         f"sentence {n} cut: chunk {', '.join(edge)}, the rest not retrieved" if edge else
+                         f"sentence {n} not retrieved")
+        return f"split at a chunk boundary ({'; '.join(where)})"
+    quotes = {normalise(c.quote) for c in cands}
+    why = [f"sentence {n} " + ("ineligible" if not eligible(part) else
+                               "a candidate" if normalise(eligible(part)) in quotes else "no shared term / too long")
+           for n, part in enumerate(parts, 1)]
+    return f"whole in one chunk ({'; '.join(why)}) but no candidate holds the pair"
+
+
 def where_lost(question: str, spans: list[str], result, auditor, retriever, k: int) -> list[str]:
     """For an answerable run that was refused or PARTIAL: per evidence span, the stage where
     it was lost. "not retrieved" (with the query, of those tried and a few more, that ranks a
@@ -134,6 +171,9 @@ def where_lost(question: str, spans: list[str], result, auditor, retriever, k: i
             lines.append(f"  NOT RETRIEVED {span[:60]!r}: {where}")
             continue
         gold = [j for j, c in enumerate(cands) if c.source_index in holding and _holds(span, c.quote)]
+        if not gold and len(split_sentences(span)) > 1:
+            lines.append(f"  NOT A CANDIDATE {span[:60]!r}: {_lost_pair(span, sources, holding, cands)}")
+            continue
         if not gold:
             raws = [r for i in holding for r in split_sentences(sources[i].text) if _holds(span, r)]
             why = [("ineligible" if not eligible(r) else "no shared term / too long") + f": {r[:70]!r}"

@@ -105,6 +105,46 @@ def cited_authors(text: str) -> set[str]:
     return {t for name in names for t in content_terms(name.removesuffix("'s"))}
 
 
+# "et al." and its possessive; "according to" or "by" just before a cited author.
+_ET_AL_WORDS = re.compile(r"\bet\s+al\b\.?(?:['\u2019]s)?")
+_CITING = re.compile(r"\b(?:according\s+to|by)\s*$", re.IGNORECASE)
+_YEAR = re.compile(r"^\d{4}[a-z]?$")
+
+
+def without_citations(text: str) -> str:
+    """The text without the authors it cites (cited_authors), "et al." and an "according to"
+    or "by" that introduced them, word order kept ("What effect did X have, according to Gao
+    et al.?" -> "What effect did X have?"): a query searches what a paper says, and cited
+    authors, which its chunks rarely repeat, match every bibliography and related-work
+    passage citing them."""
+    authors = cited_authors(text)
+    if not authors and not _ET_AL_WORDS.search(text):
+        return text
+    words = _ET_AL_WORDS.sub(" ", text).split()
+
+    def cited(word: str) -> bool:
+        return bool(set(content_terms(word.strip(".,;:()?!").removesuffix("'s"))) & authors)
+
+    kept: list[str] = []
+    dropped = False
+    for i, word in enumerate(words):
+        bare = word.strip(".,;:()?!")
+        # An author, the "and" or "&" between two, and the year after them go together.
+        if (not bare or cited(word)
+                or (bare.lower() in ("and", "&") and dropped and i + 1 < len(words) and cited(words[i + 1]))
+                or (dropped and _YEAR.match(bare))):
+            lead = _CITING.search(" ".join(kept[-2:])) if bare and not dropped else None
+            if lead:
+                del kept[-len(lead.group(0).split()):]
+            dropped = dropped or bool(bare)
+            if kept and word[-1:] in "?!":
+                kept[-1] += word[-1]
+            continue
+        dropped = False
+        kept.append(word)
+    return re.sub(r"\s+([,.;:?!)])", r"\1", re.sub(r"[,;]\s*([?.!]|$)", r"\1", " ".join(kept))).strip()
+
+
 _COORDINATED = re.compile(r"([\w\-\.]+)\s+(?:and|or|vs\.?|versus)\s+([\w\-\.]+)", re.IGNORECASE)
 
 

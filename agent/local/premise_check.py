@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from agent.local.candidates import Candidate, doc_key
+from agent.local.candidates import Candidate, doc_key, without_citations
 from agent.local.contradiction import (
     alias,
     contradiction_cue,
@@ -510,6 +510,9 @@ _PUNCT = re.compile(r"^[^\w]+|(?:['\u2019]s)?[^\w%]*$")
 _VALUE = re.compile(r"^(?:\d[\d,.]*(?:%|[kKmMbBx])?|[a-z]+-\d[\d.]*)$")
 # How many documents a premise search reads at most: a premise names one paper, or two.
 PREMISE_SEARCH_DOCUMENTS = 2
+# The words that lead into a noun phrase (prepositions, determiners): left out with it.
+_LEADING = frozenset({"on", "in", "of", "for", "to", "with", "by", "from", "at", "into", "over", "about",
+                      "the", "a", "an", "its", "their", "this", "these", "those", "some"})
 
 
 def premise_search(premise: str, sources: list[Source]) -> tuple[str, list[int] | None]:
@@ -526,8 +529,12 @@ def premise_search(premise: str, sources: list[Source]) -> tuple[str, list[int] 
     2. The query: the premise without its values (numbers, sizes, ranks); searching named
        documents, without its names too, which name the paper or may be the wrong value,
        so what is left is the relation ("the default pooling strategy"), whatever the
-       paper fills it with (a query left with no content word keeps the names).
+       paper fills it with (a query left with no content word keeps the names). Cited
+       authors are neither (candidates.without_citations), and the prepositions and
+       determiners of a word left out go with it ("on the" of "on the Transformer"): the
+       query reads as the premise's words, in order.
     """
+    premise = without_citations(premise)
     text = spell_digits(premise)
     tokens = [(m.group(0), _PUNCT.sub("", m.group(0))) for m in re.finditer(r"\S+", text)]
     values = {i for i, (_, bare) in enumerate(tokens) if _VALUE.match(bare)}
@@ -547,7 +554,13 @@ def premise_search(premise: str, sources: list[Source]) -> tuple[str, list[int] 
     documents = _named_documents(wanted, sources)
 
     def query(drop: set[int]) -> str:
-        return " ".join(raw for i, (raw, _) in enumerate(tokens) if i not in drop)
+        gone = set(drop)
+        for i in sorted(drop & names, reverse=True):
+            j = i - 1
+            while j >= 0 and j not in gone and tokens[j][1].lower() in _LEADING and not tokens[j][0].endswith(","):
+                gone.add(j)
+                j -= 1
+        return " ".join(raw for i, (raw, _) in enumerate(tokens) if i not in gone)
 
     relation = query(values | names) if documents else ""
     found = relation if content_terms(relation) else query(values)

@@ -13,22 +13,19 @@ from __future__ import annotations
 
 import re
 
-from agent.local.candidates import cited_authors
-from agent.local.text import STOPWORDS, anchor_terms, content_terms
+from agent.local.candidates import without_citations
+from agent.local.text import STOPWORDS, anchor_terms
 from agent.types import AuditResult, Plan, Reformulation, SupportLabel
 
 # How the auditor names an unconfirmed premise among the missing facts.
 PREMISE_PREFIX = "confirmation of the premise that "
-_ET_AL = re.compile(r"\bet\s+al\b\.?(?:'s)?")
 _QUESTION_WORDS = {"what", "how", "which", "who", "why", "when", "where", "does", "did", "do", "is", "are"}
 
 
 def _keywords(fact: str) -> str:
     # Cited authors ("Gao et al.'s survey") name which paper is meant, not words its chunks
     # hold: in a query they match every bibliography and related-work passage citing them.
-    authors = cited_authors(fact)
-    fact = _ET_AL.sub(" ", fact)
-    tokens = [t for t in re.findall(r"[\w\-\.@%]+", fact) if not (set(content_terms(t)) & authors)]
+    tokens = re.findall(r"[\w\-\.@%]+", without_citations(fact))
     anchors = [t.strip(".") for t in tokens if anchor_terms(t)]
     rest = [t.strip(".") for t in tokens if t.lower() not in STOPWORDS and t.lower() not in _QUESTION_WORDS
             and t not in anchors and len(t) > 2]
@@ -39,11 +36,9 @@ def _names(question: str) -> list[str]:
     """The question's names: anchor terms and capitalised words past its first word
     ("Harrowgate" in "How is Harrowgate trained, and who annotated the manifests?"), less
     cited authors (_keywords)."""
-    authors = cited_authors(question)
-    tokens = re.findall(r"[\w\-\.@%]+", _ET_AL.sub(" ", question))
+    tokens = re.findall(r"[\w\-\.@%]+", without_citations(question))
     return list(dict.fromkeys(t.strip(".") for i, t in enumerate(tokens)
-                              if not set(content_terms(t)) & authors
-                              and (anchor_terms(t) or (i > 0 and t[:1].isupper() and t.lower() not in STOPWORDS))))
+                              if anchor_terms(t) or (i > 0 and t[:1].isupper() and t.lower() not in STOPWORDS)))
 
 
 def _with_subject(query: str, question: str) -> str:

@@ -150,3 +150,35 @@ def test_a_denial_only_the_premise_search_found_corrects_nothing(embed):
 
     before = _run(question, Own(), embed, search=False)
     assert before.audit.verdict == Verdict.FALSE_PREMISE and before.audit.premise.chunk_id == 16
+
+
+# A survey citing the Tessel authors: their names are in its text, not in Tessel's own chunks.
+CITING = make_source(17, "Okafor et al. pooled frozen encoder vectors before Tessel; we follow Okafor and Lin (2021).",
+                     title=OTHER, document_id=2)
+
+
+def test_cited_authors_and_et_al_stay_out_of_the_query_and_do_not_choose_the_paper():
+    from agent.local.planner import RulePlanner
+
+    premise = RulePlanner().plan("What effect did MEAN pooling have on Tessel, according to Okafor et al.?").premises[0]
+    query, documents = premise_search(premise, [*TOPIC[:2], CITING])
+    assert not {"okafor", "et", "al", "al.", "according", "to"} & set(query.lower().split())
+    # Tessel's own paper is searched, not the survey that cites its authors.
+    assert documents == [1]
+
+
+def test_the_query_reads_as_the_premises_words_without_the_left_out_names_prepositions():
+    # "on the Tessel" goes whole: "has an effect on the" reads as no phrase.
+    query, documents = premise_search("the pooling strategy has an effect on the Tessel, according to "
+                                      "Okafor et al.", TOPIC)
+    assert query == "the pooling strategy has an effect" and documents == [1]
+
+
+def test_citations_leave_a_text_with_its_words_in_order():
+    from agent.local.candidates import without_citations
+
+    assert without_citations("Why did Okafor et al. pool the vectors?") == "Why did pool the vectors?"
+    assert without_citations("Which corpus did Okafor et al.'s tagger use, according to Okafor and Lin, 2021?") \
+        == "Which corpus did tagger use?"
+    # Model names joined by "and" are no citation.
+    assert without_citations("Do Tessel and Quarry pool?") == "Do Tessel and Quarry pool?"
