@@ -214,7 +214,7 @@ def test_a_question_about_they_is_answered_from_the_paper_most_of_the_evidence_i
     from agent.local.planner import RulePlanner
     from agent.verify import CitationVerifier
 
-    question = "What learning rate did they use?"
+    question = "Which learning rate did they train with?"
     params = replace(AuditorParams(), clarify=replace(ClarifyParams(), lead_share=lead_share))
     audit = LocalAuditor(embed=embed, params=params).audit(question, RulePlanner().plan(question), TWO_PAPERS,
                                                             can_retry=False)
@@ -225,4 +225,4 @@ def test_a_question_about_they_is_answered_from_the_paper_most_of_the_evidence_i
         # From that paper only, saying which.
         assert answer.text.startswith("In Tidewright: ") and "0.002" in answer.text and "0.01" not in answer.text
     else:
-        assert answer.suggestions[0] == "What learning rate did the authors of Tidewright use?"
+        assert answer.suggestions[0] == "Which learning rate did the authors of Tidewright train with?"
