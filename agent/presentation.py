@@ -25,7 +25,7 @@ from agent.steps import (
 )
 from agent.types import parse_replaced_note
 from agent.verify import neutralise_markers, quote_span
-from knowledge.text import Vocabulary, join_line_breaks
+from knowledge.text import Vocabulary, join_line_breaks, line_broken
 
 MARKER_RE = re.compile(r"\[(\d+)\]")
 
@@ -81,7 +81,7 @@ def reader_text(text: str, vocabulary: Vocabulary | None) -> str:
     """Stored chunk text as a reader sees it: the words a line break cut ("Chat- GPT") written
     whole as the document writes them (`vocabulary`: its whole text, knowledge.vocabulary; None:
     the chunk's own), as the verifier writes the answer's quotes (agent.verify.verifier._joined)."""
-    if "- " not in text and "-\n" not in text:
+    if not line_broken(text):
         return text
     return join_line_breaks(text, [vocabulary if vocabulary is not None else Vocabulary.of([text])])
 

@@ -117,6 +117,7 @@ def collection_ask(request: HttpRequest, slug: str) -> HttpResponse:
 def _closest_passages(run: Run, limit: int = 3) -> list[Chunk]:
     """The best chunks the run looked at, in its order; shown on a refusal, each with its
     `shown_text`: the words a line break cut written whole as its document writes them."""
+    from knowledge.text import line_broken
     from knowledge.vocabulary import document_vocabulary
 
     ids = list(run.context_chunk_ids)
@@ -130,9 +131,8 @@ def _closest_passages(run: Run, limit: int = 3) -> list[Chunk]:
     by_id = {c.pk: c for c in chunks}
     closest = [by_id[i] for i in ids if i in by_id]
     for chunk in closest:
-        cut = "- " in chunk.text or "-\n" in chunk.text
         chunk.shown_text = (reader_text(chunk.text, document_vocabulary(chunk.document_id))  # type: ignore[attr-defined]
-                            if cut else chunk.text)
+                            if line_broken(chunk.text) else chunk.text)
     return closest
 
 

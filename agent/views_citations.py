@@ -35,10 +35,10 @@ def _document_file_url(document_id: int | None, page: int) -> str:
 def cited_html(citation: Citation) -> SafeString:
     """The cited passage with its quote marked, its line-break words written whole as the
     document writes them (as the answer's quote is); a web page's text as fetched."""
+    from knowledge.text import line_broken
     from knowledge.vocabulary import document_vocabulary
 
-    text = citation.chunk_text
-    cut = "- " in text or "-\n" in text
+    cut = line_broken(citation.chunk_text)
     vocabulary = document_vocabulary(citation.chunk.document_id) if cut and citation.chunk is not None else None
     return highlighted_html(citation.chunk_text, citation.quote, citation.quote_start,
                             joined=not citation.source_url, vocabulary=vocabulary)

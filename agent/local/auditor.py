@@ -340,7 +340,7 @@ class LocalAuditor:
         verdict, reason = verdict_for(audits, premise, conflicts, can_retry, premise_waived=waived)
         # A one-need question about "they" that several papers answer differently: ask which
         # one (a premise the evidence corrects is said first).
-        asks = (clarify_from_evidence(question, answering, p.clarify, sources=own,
+        asks = (clarify_from_evidence(question, answering, p.clarify,
                                       relevant=relevant if verdict == Verdict.INSUFFICIENT_REFUSE else None,
                                       answered=verdict in (Verdict.SUFFICIENT, Verdict.PARTIALLY_SUFFICIENT))
                 if len(facts) == 1 and not premise.contradicted else {})

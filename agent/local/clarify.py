@@ -242,7 +242,7 @@ def quoted_papers(ranked: list[tuple[float, Source, str]], p: ClarifyParams) -> 
 def clarify_from_evidence(question: str, ranked: list[tuple[float, Source, str]],
                           params: ClarifyParams | None = None, *,
                           relevant: list[tuple[float, Source, str]] | None = None,
-                          answered: bool = False, sources: list[Source] | None = None) -> dict[str, list[int]]:
+                          answered: bool = False) -> dict[str, list[int]]:
     """The rephrasings to offer instead of an answer, each with the ids of the documents it is
     about (see the module docstring and `rephrasings`), or {} when
     the question is to be answered: it names what it is about, has no unresolved referent, or
@@ -259,7 +259,6 @@ def clarify_from_evidence(question: str, ranked: list[tuple[float, Source, str]]
     if len(papers) < 2 and relevant:
         papers = answering_papers(relevant, p, ratio=p.relevant_ratio)
     return rephrasings(question, papers, p) if len(papers) >= 2 else {}
-
 
 
 def resolving_paper(ranked: list[tuple[float, Source, str]], sources: list[Source],

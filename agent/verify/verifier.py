@@ -10,7 +10,7 @@ from agent.verify.form import form_check
 from agent.verify.quotes import clean_quote, eligibility, find_quote, neutralise_markers, normalise
 from agent.verify.relevance import RELEVANCE_MIN, relevance
 from agent.verify.supported import SUPPORT_MIN, EmbedFn, support
-from knowledge.text.hyphens import Vocabulary, join_line_breaks
+from knowledge.text.hyphens import Vocabulary, join_line_breaks, line_broken
 
 # A document's whole vocabulary by its id (knowledge.vocabulary.document_vocabulary); None when
 # it cannot be read.
@@ -48,7 +48,8 @@ def _joined(sentences: list[DraftSentence], citations: list[CitationRef], source
     only writes cut ("Chat- GPT") is usually written whole elsewhere in the paper. Done after every check, so each citation was
     verified against the stored text; `quote_start` stays an offset into it, and the quote
     locator (quote_span) finds the joined quote there, for the highlight and the API."""
-    if not any("- " in s.text or "- " in s.quote for s in sentences) and not any("- " in c.quote for c in citations):
+    if not any(line_broken(t) for s in sentences for t in (s.text, s.quote)) and not any(
+            line_broken(c.quote) for c in citations):
         return sentences, citations
     by_document: dict[object, list[str]] = {}
     document_of: dict[int, object] = {}
@@ -66,7 +67,7 @@ def _joined(sentences: list[DraftSentence], citations: list[CitationRef], source
         return vocabularies[key]
 
     def join(text: str, chunk_ids: list[int]) -> str:
-        if "- " not in text:
+        if not line_broken(text):
             return text
         documents = dict.fromkeys(document_of[c] for c in chunk_ids if c in document_of)
         return join_line_breaks(text, [*(vocabulary(d) for d in documents), vocabulary(None)])

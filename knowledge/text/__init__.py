@@ -27,7 +27,7 @@ from knowledge.text.classify import (
     sentence_kind,
     strip_marks,
 )
-from knowledge.text.hyphens import Vocabulary, join_line_breaks, quote_span
+from knowledge.text.hyphens import Vocabulary, join_line_breaks, line_broken, quote_span
 from knowledge.text.instructions import is_injection, is_instruction
 from knowledge.text.normalise import collapse_spaces, match_key, normalise
 from knowledge.text.sentences import (
@@ -41,6 +41,6 @@ from knowledge.text.sentences import (
 
 __all__ = [
     "SentenceKind", "Vocabulary", "collapse_spaces", "is_answer_eligible", "is_injection", "is_instruction", "is_lead_in", "join_line_breaks", "label_heading",
-    "layout_score", "match_key", "normalise", "quotable", "quote_span", "run_in_heading", "runs_on", "sentence_kind", "sentence_spans",
+    "layout_score", "line_broken", "match_key", "normalise", "quotable", "quote_span", "run_in_heading", "runs_on", "sentence_kind", "sentence_spans",
     "split_heading", "split_sentences", "strip_marks",
 ]

@@ -81,10 +81,16 @@ def _glue(left: str, right: str, evidence: Sequence[Vocabulary]) -> str | None:
     return None
 
 
+def line_broken(text: str) -> bool:
+    """Whether a line break may have cut a word in `text` (a hyphen before a space or newline):
+    the cheap test before reading any vocabulary."""
+    return "- " in text or "-\n" in text
+
+
 def join_line_breaks(text: str, evidence: Sequence[Vocabulary]) -> str:
     """`text` with each word a line break cut ("Chat- GPT", "MS- MARCO") written whole as the
     evidence says it is written ("ChatGPT", "MS-MARCO"); see the module docstring."""
-    if "- " not in text and "-\n" not in text:
+    if not line_broken(text):
         return text
 
     def fix(m: re.Match) -> str:
