@@ -19,6 +19,10 @@ Whether "X- Y" is one word ("ChatGPT", "regression") or a compound broken at its
    (as ingestion does); a name before a word the texts write on its own is a compound ("BM25-
    based"); anything else (a name before a name) is left as it is stored.
 A suspended hyphen ("pre- and post-training", "first- or second-order") is never touched.
+The evidence decides only whether a break is joined: the word keeps the two halves as printed,
+their case included ("ZERO- SCROLLS", set in capitals on that line, is "ZEROSCROLLS" although the
+paper elsewhere writes "ZeroSCROLLS"), so a quote is the printed words with the line break
+mended and nothing else changed, and the reader finds them so on the page.
 
 `quote_span` locates a quote in a text as a reader would: case, whitespace and hyphens between
 word characters aside ("pretrained", "pre-trained" and "pre- trained" are the same text), so a
@@ -89,7 +93,8 @@ def line_broken(text: str) -> bool:
 
 def join_line_breaks(text: str, evidence: Sequence[Vocabulary]) -> str:
     """`text` with each word a line break cut ("Chat- GPT", "MS- MARCO") written whole as the
-    evidence says it is written ("ChatGPT", "MS-MARCO"); see the module docstring."""
+    evidence says it is written ("ChatGPT", "MS-MARCO"), each half in its printed case; see the
+    module docstring."""
     if not line_broken(text):
         return text
 

@@ -83,3 +83,19 @@ def test_a_cited_passage_is_shown_joined_with_its_quote_marked():
                     "The sorter keeps a shelf-ordered list of lamps.")
     # Stored form unless asked.
     assert f"<mark>{CUT_QUOTE}</mark>" in highlighted_html(CUT, CUT_QUOTE, 0)
+
+
+def test_a_name_cut_in_capitals_is_quoted_in_capitals_and_still_lands_on_the_stored_words():
+    # The paper writes "GlowTALLY"; the cited line sets it in capitals and a line break cuts it.
+    stored = "After the shelf audit, the tills we tested with GLOW- TALLY counted a third more lamps than before."
+    papers = {9: Vocabulary.of([stored, "We release GlowTALLY, a lamp counter; GlowTALLY reads tills."])}
+    draft = Draft(outcome=Outcome.ANSWER, sentences=[DraftSentence(text=stored, citations=[1], quote=stored)])
+    sources = [Source(chunk_id=31, document_id=9, document_title="Tallies", text=stored)]
+    answer = CitationVerifier().verify(draft, sources, question="How many more lamps did the tills count after the shelf audit?",
+                                       vocabulary=papers.get)
+    joined = "After the shelf audit, the tills we tested with GLOWTALLY counted a third more lamps than before."
+    assert [s.text for s in answer.sentences] == [joined]
+    citation = answer.citations[0]
+    assert citation.quote == joined and citation.verified and citation.quote_start == 0
+    assert viewer_span(stored, citation.quote, citation.quote_start) == (0, len(stored))
+    assert highlighted_html(stored, citation.quote, 0) == f"<mark>{stored}</mark>"

@@ -54,3 +54,14 @@ def test_a_joined_quote_finds_the_stored_words():
     assert quote_span("LampNet ranker", stored, whole) == (whole, whole + len("LampNet ranker"))
     assert quote_span("LampNet ranker", stored, 3) == (whole, whole + len("LampNet ranker"))
     assert quote_span("the GlowCart ranker", stored) is None
+
+
+def test_a_joined_word_keeps_the_case_it_is_printed_in():
+    # The paper writes the name "ShelfCOUNT"; one line sets it in capitals and cuts it there.
+    paper = Vocabulary.of(["We release ShelfCOUNT, a lamp counter. ShelfCOUNT reads every till."])
+    assert join_line_breaks("Scores on SHELF- COUNT rose.", [paper]) == "Scores on SHELFCOUNT rose."
+    assert join_line_breaks("Scores on Shelf- COUNT rose.", [paper]) == "Scores on ShelfCOUNT rose."
+    # The joined quote still finds the printed words.
+    stored = "Tills report scores on SHELF- COUNT and on lamps."
+    start, end = quote_span("scores on SHELFCOUNT and", stored)
+    assert stored[start:end] == "scores on SHELF- COUNT and"

@@ -25,3 +25,15 @@ def test_it_counts_the_words_of_every_chunk_but_the_references(collection):
 
 def test_a_document_that_is_gone_has_none():
     assert document_vocabulary(987654) is None
+
+
+def test_the_whole_document_decides_the_join_and_the_printed_halves_keep_their_case(collection):
+    from knowledge.text import join_line_breaks
+
+    document = make_document(collection=collection)
+    make_chunk(document=document, text="We count lamps with GlowTALLY. GlowTALLY needs no shelf map.")
+    cut = make_chunk(document=document, text="Results on GLOW- TALLY are in the appendix.")
+    vocabulary = document_vocabulary(document.pk)
+    # Counted case-folded: "GlowTALLY" is evidence for "GLOW- TALLY", whose printed case stays.
+    assert vocabulary["glowtally"] == 2
+    assert join_line_breaks(cut.text, [vocabulary]) == "Results on GLOWTALLY are in the appendix."
