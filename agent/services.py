@@ -288,7 +288,8 @@ def run_execute(*, run_id: int, roles=None, retriever=None, rewriter=None, web_e
     loop = AgentLoop(config, roles, retriever, on_step=on_step, on_stage=on_stage, concurrent=concurrent,
                      retrieval_usage=retrieval_usage, web=web)
     sink = _preview_writer(run.pk) if backend != "local" and settings.LLM_STREAM else None
-    with streaming_answer(sink):
+    # The preview joins line-break hyphens by the same evidence as the verifier (agent.llm.stream).
+    with streaming_answer(sink, vocabulary=getattr(retriever, "vocabulary", None)):
         result = loop.run(run.asked_as)
     if rewrite_usage is not None:
         result.usage = result.usage + rewrite_usage

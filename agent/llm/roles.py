@@ -142,7 +142,7 @@ def _numbered_call(client: ChatClient, question: str, needs: Sequence[str], prem
     if not candidates:
         return None, Usage()
     messages = prompts.answer_messages(question, needs, premise, _groups(candidates, sources))
-    on_text = answer_preview()
+    on_text = answer_preview(sources=sources)
     if on_text is None:
         return client.structured(messages, AnswerOut)
     return client.structured(messages, AnswerOut, on_text=on_text)

@@ -602,7 +602,7 @@ class WholePapers:
             result.shown = [Candidate(number=n, source=_source_number(sources, s.source), text=s.text, score=s.score)
                             for n, s in enumerate(chosen, start=1)]
             try:
-                out, spent = self._timed_call(mapped, messages, answer_preview(preview))
+                out, spent = self._timed_call(mapped, messages, answer_preview(preview, sources))
             except LLMError as exc:
                 usage = usage + exc.usage
                 errors.append(exc)
@@ -700,7 +700,7 @@ class WholePapers:
         data = prompts.question_block(question) + "\n<evidence>\n" + "\n".join(blocks) + "\n</evidence>"
         done_text = [s.text for r in papers for s in r.kept]
         try:
-            out, usage = self._timed_call(mapped, prompts._messages(task, data), answer_preview(done_text))
+            out, usage = self._timed_call(mapped, prompts._messages(task, data), answer_preview(done_text, sources))
         except LLMError as exc:
             log.warning("whole-paper reduce failed: %s", exc)
             return [], exc.usage, f"The comparison was not written: the model gave no reply ({exc})."

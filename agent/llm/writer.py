@@ -116,7 +116,7 @@ class LLMWriter:
         by_number = {n: Candidate(number=n, source=s.citations[0], text=s.quote, score=0.0)
                      for n, s in enumerate(extracts, start=1)}
         messages = writer_messages(question, extracts, sources)
-        on_text = answer_preview()
+        on_text = answer_preview(sources=sources)
         try:
             if on_text is None:
                 out, usage = self.client.structured(messages, WriterOut)

@@ -68,7 +68,7 @@ from agent.verify.supported import (
     support,
     support_score,
 )
-from agent.verify.verifier import CitationVerifier
+from agent.verify.verifier import CitationVerifier, line_break_joiner
 
 __all__ = [
     "MIN_QUOTE_WORDS",
@@ -83,6 +83,7 @@ __all__ = [
     "default_embed",
     "eligibility",
     "find_quote",
+    "line_break_joiner",
     "mispaired_numbers",
     "missing_names",
     "missing_numbers",

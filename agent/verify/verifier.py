@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from agent.local.text import content_terms, coverage, term_set
 from agent.types import Answer, CitationRef, Draft, DraftSentence, Outcome, QuoteRef, Source
@@ -39,18 +39,14 @@ def _asks_whole_papers(question: str) -> bool:
     return clarification(" ".join(question.split())) == "whole_document"
 
 
-def _joined(sentences: list[DraftSentence], citations: list[CitationRef], sources: list[Source],
-            document_vocabulary: DocumentVocabulary | None = None) -> tuple[list[DraftSentence], list[CitationRef]]:
-    """The answer as a reader sees it: words a line break cut in the stored text ("Chat- GPT",
-    "regres- sion") written whole, as the cited document (then the other retrieved chunks)
-    writes them (knowledge.text.join_line_breaks). The cited document's evidence is its whole
+def line_break_joiner(sources: Sequence[Source], document_vocabulary: DocumentVocabulary | None = None
+                      ) -> Callable[[str, Sequence[int]], str]:
+    """`join(text, chunk_ids)`: `text` with the words a line break cut in the stored text
+    ("Chat- GPT", "regres- sion") written whole, as the documents of `chunk_ids` (then all
+    `sources`) write them (knowledge.text.join_line_breaks). A document's evidence is its whole
     text when `document_vocabulary` reads it, else its retrieved chunks: a name the cited chunk
-    only writes cut ("Chat- GPT") is usually written whole elsewhere in the paper. Done after every check, so each citation was
-    verified against the stored text; `quote_start` stays an offset into it, and the quote
-    locator (quote_span) finds the joined quote there, for the highlight and the API."""
-    if not any(line_broken(t) for s in sentences for t in (s.text, s.quote)) and not any(
-            line_broken(c.quote) for c in citations):
-        return sentences, citations
+    only writes cut ("Chat- GPT") is usually written whole elsewhere in the paper. Each
+    vocabulary is built once, when a text first needs it."""
     by_document: dict[object, list[str]] = {}
     document_of: dict[int, object] = {}
     for source in sources:
@@ -66,12 +62,25 @@ def _joined(sentences: list[DraftSentence], citations: list[CitationRef], source
                 by_document.get(key, []) if key is not None else [s.text for s in sources])
         return vocabularies[key]
 
-    def join(text: str, chunk_ids: list[int]) -> str:
+    def join(text: str, chunk_ids: Sequence[int]) -> str:
         if not line_broken(text):
             return text
         documents = dict.fromkeys(document_of[c] for c in chunk_ids if c in document_of)
         return join_line_breaks(text, [*(vocabulary(d) for d in documents), vocabulary(None)])
 
+    return join
+
+
+def _joined(sentences: list[DraftSentence], citations: list[CitationRef], sources: list[Source],
+            document_vocabulary: DocumentVocabulary | None = None) -> tuple[list[DraftSentence], list[CitationRef]]:
+    """The answer as a reader sees it: words a line break cut written whole, each sentence and
+    quote by its cited documents first (`line_break_joiner`). Done after every check, so each
+    citation was verified against the stored text; `quote_start` stays an offset into it, and
+    the quote locator (quote_span) finds the joined quote there, for the highlight and the API."""
+    if not any(line_broken(t) for s in sentences for t in (s.text, s.quote)) and not any(
+            line_broken(c.quote) for c in citations):
+        return sentences, citations
+    join = line_break_joiner(sources, document_vocabulary)
     chunk_of = {c.marker: c.chunk_id for c in citations}
     citations = [c.model_copy(update={"quote": join(c.quote, [c.chunk_id])}) for c in citations]
     out = []

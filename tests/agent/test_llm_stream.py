@@ -105,11 +105,11 @@ def test_the_sink_gets_only_the_answer_call_and_only_inside_the_block(llm_settin
     assert all(shown[-1].startswith(s) for s in shown)
 
 
-def test_the_run_stores_the_answer_as_the_model_writes_it(openai_settings, fake_openai, collection, alice,
-                                                        chunks, monkeypatch):
+@pytest.fixture
+def previews(monkeypatch) -> list[str]:
+    """Every preview the worker writes into the run, in order (written at every chunk)."""
     monkeypatch.setattr(services, "PREVIEW_WRITE_SECONDS", 0.0)
-    fake_openai.responder = grounded_responder
-    previews: list[str] = []
+    written: list[str] = []
     real_update = Run.objects.filter
 
     def spy(*args, **kwargs):
@@ -118,13 +118,19 @@ def test_the_run_stores_the_answer_as_the_model_writes_it(openai_settings, fake_
 
         def update(**fields):
             if fields.get("answer_preview"):
-                previews.append(fields["answer_preview"])
+                written.append(fields["answer_preview"])
             return original(**fields)
 
         qs.update = update
         return qs
 
     monkeypatch.setattr(Run.objects, "filter", spy)
+    return written
+
+
+def test_the_run_stores_the_answer_as_the_model_writes_it(openai_settings, fake_openai, collection, alice,
+                                                        chunks, previews):
+    fake_openai.responder = grounded_responder
     run = _new_run(collection, alice)
 
     run = services.run_execute(run_id=run.pk, retriever=ListRetriever(chunks[1:]))
@@ -137,6 +143,47 @@ def test_the_run_stores_the_answer_as_the_model_writes_it(openai_settings, fake_
     assert all(sentence.startswith(p) for p in previews)
     # The verified answer carries the citation the preview did not have yet.
     assert run.answer == sentence + " [1]"
+
+
+def test_the_preview_writes_the_words_a_line_break_cut_whole_as_the_verified_answer_does(
+        openai_settings, fake_openai, collection, alice, previews):
+    from knowledge.vocabulary import document_vocabulary
+    from tests.factories import make_chunk, make_document
+
+    class PaperRetriever(ListRetriever):
+        vocabulary = staticmethod(document_vocabulary)
+
+    fake_openai.responder = grounded_responder
+    doc = make_document(collection=collection, title="Shelf counting", original_name="shelf.pdf")
+    cut = make_chunk(document=doc, page_start=2, page_end=2,
+                     text="The Lamp- Net ranker counts the lamps of a shelf by logistic regres- sion.")
+    # Not retrieved: the paper writes the name whole elsewhere, and that decides the join.
+    make_chunk(document=doc, text="We release LampNet, a ranker for shop tills.")
+    run = _new_run(collection, alice, "Which method counts the lamps of a shelf?")
+
+    run = services.run_execute(run_id=run.pk, retriever=PaperRetriever([cut]))
+
+    assert run.status == Run.Status.DONE, run.error
+    joined = "The LampNet ranker counts the lamps of a shelf by logistic regression."
+    assert run.answer == joined + " [1]"
+    assert len(previews) >= 3 and previews[-1] == joined
+    # Never the stored form, not even while the cut word's second half is still coming.
+    assert not any("- " in p or p.endswith("-") for p in previews)
+
+
+def test_a_cut_word_still_being_written_waits_until_it_is_whole():
+    from agent.llm.stream import answer_preview
+    from agent.types import Source
+
+    source = Source(chunk_id=1, document_id=1, document_title="Tills", text="Tills use logistic regres- sion.")
+    shown: list[str] = []
+    with streaming_answer(shown.append):
+        on_text = answer_preview(sources=[source])
+        for raw in ('{"answer":[{"text":"Tills use logistic regres', '{"answer":[{"text":"Tills use logistic regres- ',
+                    '{"answer":[{"text":"Tills use logistic regres- si',
+                    '{"answer":[{"text":"Tills use logistic regres- sion"'):
+            on_text(raw)
+    assert shown == ["Tills use logistic regres", "Tills use logistic", "Tills use logistic regression"]
 
 
 def test_local_runs_and_the_setting_switch_streaming_off(openai_settings, fake_openai, collection, alice,
