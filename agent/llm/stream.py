@@ -29,9 +29,10 @@ _VOCABULARY: ContextVar[DocumentVocabulary | None] = ContextVar("answer_vocabula
 _ANSWER_KEY = re.compile(r'"answer"\s*:\s*\[')
 _TEXT_VALUE = re.compile(r'"text"\s*:\s*"((?:[^"\\]|\\.)*)(\\?)("?)')
 _INLINE_MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
-# A word a line break cut at the very end of a sentence still being written ("regres-",
-# "regres- si"): its second part may not be whole yet.
-_PENDING_BREAK = re.compile(r"[^\W_][\w.\-/]*-(?:\s[\w.\-/]*)?$")
+# A word a line break cut at the very end of a sentence still being written ("regres- si"):
+# its second part may not be whole yet; and its first part alone, the break just written.
+_PENDING_BREAK = re.compile(r"[^\W_][\w.\-/]*-\s[\w.\-/]*$")
+_PENDING_FIRST_PART = re.compile(r"[^\W_][\w.\-/]*-$")
 
 
 @contextmanager
@@ -94,11 +95,12 @@ def answer_preview(done: Sequence[str] = (), sources: Sequence[Source] = ()) -> 
 
     def on_text(raw: str) -> None:
         text = " ".join([*done, partial_answer_text(raw)]).strip()
-        if line_broken(text) or text.endswith("-"):
-            if _writing(raw):
-                # A cut word whose second part is still coming: shown once it is whole, so the
-                # preview never shows the stored "regres- si".
-                text = _PENDING_BREAK.sub("", text).rstrip()
+        if _writing(raw):
+            # A cut word whose second part is still coming is shown once it is whole, so the
+            # preview never shows the stored "regres- si" ("bag-of-" is no break: shown).
+            pending = _PENDING_FIRST_PART if raw.endswith(("- ", "-\\n")) else _PENDING_BREAK
+            text = pending.sub("", text).rstrip()
+        if line_broken(text):
             text = join(text, chunk_ids)
         if text != last[0]:
             last[0] = text

@@ -184,6 +184,10 @@ def test_a_cut_word_still_being_written_waits_until_it_is_whole():
                     '{"answer":[{"text":"Tills use logistic regres- sion"'):
             on_text(raw)
     assert shown == ["Tills use logistic regres", "Tills use logistic", "Tills use logistic regression"]
+    # A compound being written is no line break: shown as it comes.
+    with streaming_answer(shown.append):
+        answer_preview(sources=[source])('{"answer":[{"text":"Tills use a bag-of-')
+    assert shown[-1] == "Tills use a bag-of-"
 
 
 def test_local_runs_and_the_setting_switch_streaming_off(openai_settings, fake_openai, collection, alice,
