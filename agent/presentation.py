@@ -7,6 +7,7 @@ its polling endpoint render exactly the same thing and the rules can be tested w
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from django.utils.html import escape, format_html
@@ -23,7 +24,7 @@ from agent.steps import (
     VerifyStep,
     WebSearchStep,
 )
-from agent.types import parse_replaced_note
+from agent.types import SupportingSentence, SupportLabel, parse_replaced_note
 from agent.verify import neutralise_markers, quote_span
 from knowledge.text import Vocabulary, join_line_breaks, line_broken
 
@@ -154,6 +155,37 @@ def removed_sentences(answer: str, generate: Step | None, verify: Step | None) -
     return out
 
 
+@dataclass(frozen=True)
+class Passage:
+    """Where an audited chunk comes from (the Chunk row, read by the view): what the audit
+    stage cites a quote by, and the document whose vocabulary joins its line-break hyphens."""
+
+    document_id: int
+    title: str
+    page: int
+
+
+@dataclass
+class AuditQuote:
+    text: str  # as a reader sees it: the words a line break cut written whole
+    where: str  # "Title, p. 3", as the answer's sources list cites it; "" for a passage gone
+    closest: bool = False  # the need is not supported: the closest sentence, not an answer
+
+
+@dataclass
+class NeedView:
+    fact: str
+    label: str
+    quotes: list[AuditQuote] = field(default_factory=list)
+
+
+def audit_chunk_ids(step: Step | None) -> set[int]:
+    """The chunks an audit step quotes (its chosen sentences): what `stage_view` needs passages of."""
+    if not isinstance(step, AuditStep):
+        return set()
+    return {s.chunk_id for f in step.facts for s in f.sentences}
+
+
 @dataclass
 class StageView:
     kind: str
@@ -165,8 +197,8 @@ class StageView:
     hits: int | None = None
     # Retrieval: (sub-query, chunks it found), in the order searched.
     per_query: list[tuple[str, int]] = field(default_factory=list)
-    # Audit: (fact, support label).
-    fact_labels: list[tuple[str, str]] = field(default_factory=list)
+    # Audit: each need with its support label and the sentences the audit chose for it.
+    needs: list[NeedView] = field(default_factory=list)
     verdict: str = ""
     reason: str = ""
     missing: list[str] = field(default_factory=list)
@@ -175,11 +207,15 @@ class StageView:
     web_pages: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-def stage_view(kind: str, step: Step | None, *, attempt: int = 0, duration_ms: int = 0) -> StageView:
+def stage_view(kind: str, step: Step | None, *, attempt: int = 0, duration_ms: int = 0,
+               passages: Mapping[int, Passage] | None = None,
+               vocabulary: Callable[[int], Vocabulary | None] | None = None) -> StageView:
     """A summary of one recorded step (RunStep.record()) for the live stage list.
 
     `step` is None for a row no step model reads (see RunStep.record): the stage then
-    shows its title and timing only.
+    shows its title and timing only. An audit's quotes are cited by `passages` (chunk id ->
+    Passage) and read joined by their document's `vocabulary` (knowledge.vocabulary), as the
+    answer's citation panel shows them.
     """
     view = StageView(kind=kind, title=STAGE_TITLES.get(kind, kind.title()), attempt=attempt,
                      duration_ms=duration_ms)
@@ -195,7 +231,8 @@ def stage_view(kind: str, step: Step | None, *, attempt: int = 0, duration_ms: i
             view.queries = list(step.per_query)
             view.hits = len(step.chunk_ids())
         case AuditStep():
-            view.fact_labels = [(f.fact, f.label.value) for f in step.facts]
+            view.needs = [NeedView(f.fact, f.label.value, [_audit_quote(q, passages or {}, vocabulary)
+                                                           for q in f.sentences]) for f in step.facts]
             view.verdict = step.verdict.value
             view.missing = list(step.missing)
             if step.premise.contradicted:
@@ -222,3 +259,14 @@ def stage_view(kind: str, step: Step | None, *, attempt: int = 0, duration_ms: i
                  else f"refused: {p.reason}") for p in step.pages
             ]
     return view
+
+
+def _audit_quote(sentence: SupportingSentence, passages: Mapping[int, Passage],
+                 vocabulary: Callable[[int], Vocabulary | None] | None) -> AuditQuote:
+    passage = passages.get(sentence.chunk_id)
+    text = sentence.quote
+    if line_broken(text):
+        words = vocabulary(passage.document_id) if passage is not None and vocabulary is not None else None
+        text = reader_text(text, words)
+    return AuditQuote(text=text, where=f"{passage.title}, p. {passage.page}" if passage is not None else "",
+                      closest=sentence.label == SupportLabel.UNSUPPORTED)

@@ -20,7 +20,14 @@ from django.views.decorators.http import require_GET, require_POST
 from agent import selectors
 from agent.configs import config_label, user_choices
 from agent.models import OUTCOME_CHOICES, Run, RunStep
-from agent.presentation import answer_html, reader_text, removed_sentences, stage_view
+from agent.presentation import (
+    Passage,
+    answer_html,
+    audit_chunk_ids,
+    reader_text,
+    removed_sentences,
+    stage_view,
+)
 from agent.steps import RetrieveStep
 from agent.types import Outcome
 from knowledge import selectors as knowledge_selectors
@@ -136,10 +143,27 @@ def _closest_passages(run: Run, limit: int = 3) -> list[Chunk]:
     return closest
 
 
+def _audit_passages(run: Run, records) -> dict[int, Passage]:
+    """The chunks the run's audits quote, by id, as the audit stage cites them (a chunk of a
+    collection the run did not search, or deleted since, is left out: its quote shows alone)."""
+    ids = set().union(*(audit_chunk_ids(r) for r in records))
+    if not ids:
+        return {}
+    rows = Chunk.objects.filter(pk__in=ids, document__collection__in=run.searched_collections).values_list(
+        "pk", "document_id", "document__title", "page_start")
+    return {pk: Passage(document_id=doc, title=title, page=page) for pk, doc, title, page in rows}
+
+
 def _fragment_context(run: Run) -> dict:
+    from knowledge.vocabulary import document_vocabulary
+
     steps = list(run.steps.order_by("ordinal"))
+    records = [s.record() for s in steps]
+    passages = _audit_passages(run, records)
     stages = [
-        stage_view(s.kind, s.record(), attempt=s.attempt, duration_ms=s.duration_ms) for s in steps
+        stage_view(s.kind, record, attempt=s.attempt, duration_ms=s.duration_ms, passages=passages,
+                   vocabulary=document_vocabulary)
+        for s, record in zip(steps, records, strict=True)
     ]
     citations = list(run.citations.select_related("chunk", "collection").order_by("marker"))
     panel_url = reverse("agent:citation_panel", kwargs={"pk": run.pk, "marker": 0})

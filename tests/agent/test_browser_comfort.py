@@ -19,7 +19,7 @@ BODY_BACKGROUND_JS = "getComputedStyle(document.body).backgroundColor"
 
 def _answered_run(collection, alice, **overrides):
     from agent.steps import AuditStep, PlanStep, RetrieveStep, SourceBrief
-    from agent.types import Verdict
+    from agent.types import FactAudit, SupportingSentence, SupportLabel, Verdict
     from tests.factories import make_chunk, make_citation, make_document, make_run, make_step
 
     document = make_document(collection=collection, title="Okapi at TREC-3", media_type="application/pdf")
@@ -28,13 +28,16 @@ def _answered_run(collection, alice, **overrides):
     run = make_run(collection=collection, user=alice, question="How does BM25 treat repeated terms?",
                    answer="BM25 saturates repeated terms through k1 [1].", latency_ms=850, **overrides)
     query = "bm25 term frequency saturation"
+    # Each audit quotes the sentence it chose for the need (shown under the need, with its source).
+    facts = [FactAudit(fact="how BM25 treats repeated terms", label=SupportLabel.SUPPORTED, sentences=[
+        SupportingSentence(chunk_id=chunk.pk, quote=chunk.text, label=SupportLabel.SUPPORTED, quote_start=0)])]
     make_step(run=run, step=PlanStep(question=run.question, sub_queries=[query]))
     # Enough steps that, unfolded, they would push a phone's first screen full.
     for attempt in range(4):
         make_step(run=run, step=RetrieveStep(queries=[query, f"{query} {attempt}"], k=5,
                                              per_query={query: [SourceBrief(chunk_id=chunk.pk)]}), attempt=attempt)
-        make_step(run=run, step=AuditStep(sources=[chunk.pk], can_retry=True, verdict=Verdict.SUFFICIENT),
-                  attempt=attempt)
+        make_step(run=run, step=AuditStep(sources=[chunk.pk], can_retry=True, verdict=Verdict.SUFFICIENT,
+                                          facts=facts), attempt=attempt)
     make_citation(run=run, chunk=chunk, marker=1, quote="saturates term frequency with the constant k1")
     return run
 
@@ -69,7 +72,13 @@ def test_dark_mode_follows_the_system_and_keeps_every_text_readable(
     assert low_contrast(page) == []
     screenshot(page, "dark-mode-run-page")
     page.locator("details.stages-card > summary").click()
+    assert page.locator(".audit-quotes").first.inner_text() == (
+        "BM25 saturates term frequency with the constant k1, set to 1.2 in the experiments. "
+        "Okapi at TREC-3, p. 4")
     assert low_contrast(page) == []
+    page.emulate_media(color_scheme="light")
+    assert low_contrast(page) == []
+    page.emulate_media(color_scheme="dark")
 
     for path in (f"/collections/{collection.slug}/", f"/collections/{collection.slug}/questions/",
                  f"/collections/{collection.slug}/questions/?outcome=REFUSAL", "/collections/",
@@ -113,6 +122,9 @@ def test_a_done_runs_answer_shows_on_the_first_screen_of_a_phone_with_the_steps_
     assert page.locator("[data-stage=audit]").first.is_hidden()
     page.locator("details.stages-card > summary").click()
     assert page.locator("[data-stage=audit]").first.is_visible()
+    # Unfolded, the audits' quotes wrap within the screen.
+    assert page.locator(".audit-quotes q").first.is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
 
     # A run that is still going shows its steps, and folds them when it is done.
     Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING, outcome="")

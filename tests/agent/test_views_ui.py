@@ -391,7 +391,8 @@ def test_stage_summary_of_the_loop_records():
         premise=PremiseCheck(contradicted=True, reason="It was 1994."),
     )
     view = stage_view("audit", audit)
-    assert view.fact_labels == [("k1 value", "supported")] and view.missing == ["b value"]
+    assert [(n.fact, n.label, n.quotes) for n in view.needs] == [("k1 value", "supported", [])]
+    assert view.missing == ["b value"]
     assert "Premise contradicted: It was 1994." in view.notes
 
 
@@ -461,3 +462,47 @@ def test_the_citation_panel_shows_a_cut_name_whole_and_marks_the_quote(client, c
     body = _login(client, alice, password).get(reverse("agent:citation_panel", args=[run.pk, 1]),
                                                {"fragment": "1"}).content.decode()
     assert "<mark>The LumoSort index keeps every shelf label in one row.</mark> It never drops" in body
+
+
+def test_the_audit_stage_shows_each_needs_chosen_sentences_with_their_source(client, collection, alice, password):
+    from agent.types import SupportingSentence
+
+    document = make_document(collection=collection, title="Shelf <labels>")
+    chunk = make_chunk(document=document, text=CUT_TEXT, page_start=3)
+    make_chunk(document=document, text=WHOLE_TEXT, page_start=1)
+    run = make_run(collection=collection, user=alice, answer="The LumoSort index keeps every shelf label [1].")
+    quote = "The Lumo- Sort index keeps every shelf label in one row."
+    make_step(run=run, step=AuditStep(sources=[chunk.pk], can_retry=False, verdict=Verdict.PARTIALLY_SUFFICIENT, facts=[
+        FactAudit(fact="where the index keeps labels", label=SupportLabel.SUPPORTED, sentences=[
+            SupportingSentence(chunk_id=chunk.pk, quote=quote, label=SupportLabel.SUPPORTED, quote_start=0)]),
+        FactAudit(fact="how often a label is <dropped>", label=SupportLabel.UNSUPPORTED, sentences=[
+            SupportingSentence(chunk_id=chunk.pk, quote="It never drops a label twice.",
+                               label=SupportLabel.UNSUPPORTED, quote_start=58)]),
+        FactAudit(fact="the label colour", label=SupportLabel.UNSUPPORTED),
+    ]))
+    body = _login(client, alice, password).get(reverse("agent:run_detail", args=[run.pk])).content.decode()
+    stage = body[body.index('data-stage="audit"'):]
+    stage = stage[:stage.index("</ol>")]
+    # The quote joined as the paper writes the name, escaped, cited by its document and page.
+    assert ("<q>The LumoSort index keeps every shelf label in one row.</q> "
+            "<cite class=\"muted\">Shelf &lt;labels&gt;, p. 3</cite>") in stage
+    assert "Lumo- Sort" not in stage
+    # An unsupported need's sentence is the closest evidence, and says so; a need without one shows none.
+    assert '<span class="muted">closest:</span> <q>It never drops a label twice.</q>' in stage
+    assert "how often a label is &lt;dropped&gt;" in stage
+    assert stage.count("<q>") == 2
+    # The polled fragment is the same.
+    status = client.get(reverse("agent:run_status", args=[run.pk])).json()["fragments"]["stages"]
+    assert "<q>The LumoSort index keeps every shelf label in one row.</q>" in status
+
+
+def test_an_audit_quote_of_a_chunk_the_run_cannot_read_shows_without_a_source():
+    from agent.presentation import Passage
+    from agent.types import SupportingSentence
+
+    audit = AuditStep(sources=[7], can_retry=False, verdict=Verdict.SUFFICIENT, facts=[
+        FactAudit(fact="f", label=SupportLabel.SUPPORTED, sentences=[
+            SupportingSentence(chunk_id=7, quote="A shelf- tested lamp is kept.", label=SupportLabel.SUPPORTED),
+            SupportingSentence(chunk_id=8, quote="Lamps glow.", label=SupportLabel.SUPPORTED)])])
+    quotes = stage_view("audit", audit, passages={8: Passage(document_id=1, title="Lamps", page=2)}).needs[0].quotes
+    assert [(q.text, q.where) for q in quotes] == [("A shelftested lamp is kept.", ""), ("Lamps glow.", "Lamps, p. 2")]
