@@ -1,4 +1,4 @@
-"""The checks shared by the blind evaluation sets (bench/blind, bench/blind2, bench/blind3).
+"""The checks shared by the blind evaluation sets (bench/blind, bench/blind2, bench/blind3, bench/blind4).
 
 Each set's rules are in `SETS` (`SetRules`: how many questions per category, how many papers the
 answerable ones must cover, whether it has calibration/test splits and `checked_absent` patterns);
@@ -166,6 +166,7 @@ SETS = {
                                 "vague": ("CLARIFY", 3)}),
     "blind2": SetRules(expected=_SIX_KINDS, splits=True, absent=True),
     "blind3": SetRules(expected=_SIX_KINDS, min_papers=15, splits=True, absent=True),
+    "blind4": SetRules(expected=_SIX_KINDS, min_papers=15, splits=True, absent=True),
 }
 
 
