@@ -208,13 +208,15 @@ def _well_formed(presupposed: str, clause: str) -> bool:
     """Whether a question clause's presupposition has a subject of its own: one that names
     nothing and whose subject is the very thing asked ("some share are copied from the input
     document", cut from "Of the words Doc2query predicts, what share are new and what share
-    are copied ...?"; "left afterwards text pairs") or a pronoun standing for something named
+    are copied ...?"; "left afterwards text pairs"), that only says some N exists ("weight
+    decay has some effect on recall"), or a pronoun standing for something named
     elsewhere ("which algorithm fine-tunes it") says nothing a sentence could deny."""
     if _names_of(presupposed):
         return True
     noun = asked_noun(clause).lower()
     text = presupposed.lower()
-    headless = text.startswith("some ") or (bool(noun) and (text.startswith(noun) or text.endswith(noun)))
+    headless = text.startswith("some ") or (bool(noun) and (text.startswith(noun) or text.endswith(noun)
+                                                             or f"some {noun}" in text))
     return not headless and not _PRONOUN.search(presupposed)
 
 
@@ -421,13 +423,24 @@ def _which_of(rest: str) -> str:
     return ""
 
 
+_HAVE = frozenset({"have", "has", "had"})
+# "does X have" -> "X has": the tense and person that "do" carried pass to "have".
+_HAVE_AFTER_DO = {"does": "has", "do": "have", "did": "had"}
+
+
 def _existential(noun: str, aux: str, body: str) -> str:
     """What "What/Which N <aux> <body>?" presupposes, as a readable claim that some N exists:
     "What temperature is used to scale X?" -> "some temperature is used to scale X" (the N is
     the subject); "Which GPU were the experiments run on?" -> "the experiments were run on
     some GPU" (the passive keeps its "were"); otherwise the body and the noun ("What dropout
-    rate do they use?" -> "they use dropout rate"), where the verb's place is not known."""
+    rate do they use?" -> "they use dropout rate"), where the verb's place is not known.
+    "have" is a verb wherever it stands, and its object is the noun asked: "What effect does X
+    have on Y?" -> "X has some effect on Y", not "X have on Y effect"."""
     words = body.split()
+    have = next((i for i in range(1, len(words)) if words[i].lower() in _HAVE), 0)
+    if have and aux.lower() not in _BE:
+        verb = _HAVE_AFTER_DO.get(aux.lower()) or f"{aux.lower()} {words[have].lower()}"
+        return _clean(f"{' '.join(words[:have])} {verb} some {noun} {' '.join(words[have + 1:])}")
     if aux.lower() in _BE:
         m = _EQUATIVE.match(body)
         if m:
