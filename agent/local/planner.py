@@ -438,7 +438,10 @@ def _existential(noun: str, aux: str, body: str) -> str:
     have on Y?" -> "X has some effect on Y", not "X have on Y effect"."""
     words = body.split()
     have = next((i for i in range(1, len(words)) if words[i].lower() in _HAVE), 0)
-    if have and aux.lower() not in _BE:
+    # Only the subject stands before it: a comma or a question word there starts another
+    # clause ("does X use for Y, and according to Z, how many N does it have").
+    subject = " ".join(words[:have])
+    if have and aux.lower() not in _BE and "," not in subject and not re.search(rf"\b{_WH}\b", subject, re.I):
         verb = _HAVE_AFTER_DO.get(aux.lower()) or f"{aux.lower()} {words[have].lower()}"
         return _clean(f"{' '.join(words[:have])} {verb} some {noun} {' '.join(words[have + 1:])}")
     if aux.lower() in _BE:

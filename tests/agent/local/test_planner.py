@@ -188,6 +188,13 @@ def test_a_what_n_question_with_have_puts_the_noun_after_have(question, premise)
     assert presupposition(question) == premise
 
 
+def test_a_have_of_a_later_clause_is_not_the_first_clauses_verb():
+    # The question is not split at ", and according to ...,": the "have" belongs to its second clause.
+    premise = presupposition("Which tokenizer does Quill use for receipts, and according to the Lumen paper, "
+                             "how many merges does that tokenizer have?")
+    assert "some tokenizer" not in premise and premise.startswith("Quill use for receipts")
+
+
 def test_a_have_premise_without_a_name_is_still_left_out():
     # Its subject names nothing the question names: as "some N ..." before, not a claim to check.
     assert RulePlanner().plan("What effect does weight decay have on recall?").premises == []
