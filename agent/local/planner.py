@@ -28,6 +28,8 @@ import re
 from agent.local.contradiction import spell_digits
 from agent.local.text import STOPWORDS, american_spelling, anchor_terms, content_terms
 from agent.types import Complexity, Plan
+from knowledge.text.classify import PARTICIPLE as _PARTICIPLE
+from knowledge.text.classify import has_verb
 
 _WH = r"(?:what|how|which|who|whom|when|where|why|did|does|do|is|are|was|were|can|could|has|have)"
 _CLAUSE_SPLIT = re.compile(rf",?\s+and\s+(?={_WH}\b)|;\s+", re.IGNORECASE)
@@ -107,12 +109,6 @@ _RESTRICTIVE = re.compile(
 _WHAT_NOUN_AUX = re.compile(
     rf"^(?:what|which)\s+(?P<noun>(?:[\w\-]+\s+){{0,3}}?[\w\-]+)\s+(?P<aux>{_AUX})\s+(?P<body>.+?)\??$",
     re.IGNORECASE)
-# A verb form that follows "is/was" in a passive ("used", "trained", "run", "paid"): the
-# regular -ed/-en forms and the common irregular ones (general English, no domain word).
-_PARTICIPLE = re.compile(
-    r"^(?:\w+[^e\W]ed|run|set|put|cut|split|read|paid|made|held|kept|sent|spent|found|built|done|won|led|fed|"
-    r"met|left|lost|meant|said|told|sold|brought|bought|taught|thought|caught|shown|known|seen|grown|drawn|"
-    r"thrown|given|taken|chosen|written|driven|broken|spoken|proven|frozen)$", re.IGNORECASE)
 _BE = frozenset({"is", "are", "was", "were"})
 # Before a participle these make it an adjective ("the unsupervised evaluation"), not a passive's verb.
 _DETERMINERS = frozenset({"the", "a", "an", "its", "their", "his", "her", "our", "this", "these", "those", "each",
@@ -268,9 +264,9 @@ def _borrowed(first: str, clause: str) -> str:
 
 
 def _has_verb(text: str) -> bool:
-    """Whether the text holds a finite verb or a participle (an auxiliary, an -ed form or a
-    common irregular one): "in the paper that was published" does, "in the Y paper" not."""
-    return any(re.fullmatch(_AUX, w, re.IGNORECASE) or _PARTICIPLE.match(w) for w in re.findall(r"[\w\-]+", text))
+    """Whether the text holds a finite verb or a participle: "in the paper that was published"
+    does, "in the Y paper" not (knowledge.text.classify.has_verb on a phrase)."""
+    return has_verb(text.split(), phrase=True)
 
 
 def _fragment(presupposed: str) -> bool:
