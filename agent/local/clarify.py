@@ -39,7 +39,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from agent.local.generator import ComposeParams
+from agent.local.compose import ComposeParams
 from agent.local.text import anchor_terms, content_terms, term_set
 from agent.types import Source
 
@@ -83,7 +83,7 @@ class ClarifyParams:
     # An answer quotes its need's first `shown` sentences, the next ones when their P(answers)
     # is within `quoted_margin` of the best one's: when those are from two papers, the answer
     # itself says the question is not about one paper. The generator decides what is quoted,
-    # so both are its values (ComposeParams.per_fact, .margin), not copies of them.
+    # so both are its values (agent.local.compose.ComposeParams.per_fact, .margin), not copies.
     shown: int = ComposeParams.per_fact
     quoted_margin: float = ComposeParams.margin
     # Asked of a collection, a question about "they" is still about one paper when that paper

@@ -230,7 +230,7 @@ def test_a_question_about_they_is_answered_from_the_paper_most_of_the_evidence_i
 
 def test_what_an_answer_would_quote_is_the_generators_own_setting():
     from agent.local.clarify import ClarifyParams
-    from agent.local.generator import ComposeParams
+    from agent.local.compose import ComposeParams
 
     # One source: the clarify rule reads what the answer would quote from the generator's params.
     assert (ClarifyParams().shown, ClarifyParams().quoted_margin) == (ComposeParams().per_fact, ComposeParams().margin)
