@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import tempfile
@@ -26,8 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from _shared_data import SHARED, missing
+
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("GROUNDED_SHARED_DATA", ROOT.parent / "shared" / "data"))
 PAPERS = SHARED / "papers"
 PAGE_MARK = re.compile(r"^=== PAGE (\d+) ===$", re.M)
 FIELDS = ("question_id", "question", "category", "expected_outcome", "documents", "evidence", "gold_answer")
@@ -185,7 +185,7 @@ def set_cli(script: str) -> tuple[Callable[[list[dict], Path], list[str]], Calla
         parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="folder for the extracted page texts")
         args = parser.parse_args()
         if not PAPERS.is_dir():
-            sys.exit(f"no papers at {PAPERS} (set GROUNDED_SHARED_DATA)")
+            sys.exit(missing(PAPERS))
         qs = load(Path(args.questions))
         found = set_problems(qs, Path(args.cache))
         for p in found:

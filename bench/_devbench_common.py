@@ -13,8 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+from _shared_data import SHARED, require
+
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("GROUNDED_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 
 def django_setup(var_dir: Path, *, fresh: bool = False) -> None:
@@ -43,12 +44,12 @@ def django_setup(var_dir: Path, *, fresh: bool = False) -> None:
 
 
 def load_questions() -> list[dict]:
-    return json.loads((SHARED / "devbench" / "questions.json").read_text(encoding="utf-8"))
+    return json.loads(require(SHARED / "devbench" / "questions.json").read_text(encoding="utf-8"))
 
 
 def paper_stems() -> list[str]:
     """Every paper, including the distractor that no question expects."""
-    return sorted(p.stem for p in (SHARED / "papers").glob("*.pdf"))
+    return sorted(p.stem for p in require(SHARED / "papers").glob("*.pdf"))
 
 
 def collection_with_papers(stems: list[str], *, slug: str = "devbench"):

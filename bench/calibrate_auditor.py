@@ -28,9 +28,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from _shared_data import SHARED
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data" / "scifact"
+DATA = SHARED / "scifact"
 
 
 def _f1(tp: int, fp: int, fn: int) -> float:

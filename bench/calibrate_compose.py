@@ -1,5 +1,5 @@
 """Answer composition: which of the audited sentences the local generator states, fitted on the
-calibration halves only (agent.local.generator.ComposeParams).
+calibration halves only (agent.local.compose.ComposeParams).
 
     nice .venv/bin/python bench/calibrate_compose.py --var var/bench-blind --collection blind
     nice .venv/bin/python bench/calibrate_compose.py ... --why      # per question: gold where?

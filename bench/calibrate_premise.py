@@ -46,10 +46,11 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from _shared_data import SHARED
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data" / "scifact"
+DATA = SHARED / "scifact"
 CACHE = ROOT / "var" / "premise_scifact_vecs.npz"
 # Most questions a portal gets have a true premise, so a false alarm (a true premise
 # "corrected") costs more than a miss (which the loop still does not assume): the

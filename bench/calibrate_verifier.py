@@ -40,9 +40,11 @@ import sys
 import time
 from pathlib import Path
 
+from _shared_data import SHARED
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data" / "scifact"
+DATA = SHARED / "scifact"
 
 
 def _items(limit: int) -> list[dict]:

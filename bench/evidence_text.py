@@ -53,6 +53,8 @@ import time
 import unicodedata
 from pathlib import Path
 
+from _shared_data import SHARED
+
 HERE = Path(__file__).resolve().parent.parent
 SECTION_START = re.compile(r"^(?:[1-9]\d?(?:\.\d{1,2}){0,3}|[A-H]\.\d{1,2}(?:\.\d{1,2})*)\.?\s+[A-Z]")
 TICK = re.compile(r"^[-+~(]?\d+(?:\.\d+)?(?:%|k|K|M|st|nd|rd|th)?[)]?$")
@@ -218,8 +220,7 @@ def hyphen_report(per_doc: dict, out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=HERE, help="checkout whose code is measured")
-    parser.add_argument("--data", type=Path,
-                        default=Path(os.environ.get("GROUNDED_SHARED_DATA", HERE.parent / "shared" / "data")))
+    parser.add_argument("--data", type=Path, default=SHARED)
     parser.add_argument("--sample", type=int, default=0, help="write this many random eligible sentences")
     parser.add_argument("--sample-out", type=Path, default=Path("eligible_sample.txt"))
     parser.add_argument("--seed", type=int, default=14, help="of the sample (a new seed gives a sample nobody read)")

@@ -25,9 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from _shared_data import SHARED, missing
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-PAPERS = Path(os.environ.get("GROUNDED_SHARED_DATA", ROOT.parent / "shared" / "data")) / "papers"
+PAPERS = SHARED / "papers"
 
 
 def _setup_django(tmp: Path) -> None:
@@ -185,7 +187,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if not PAPERS.exists():
-        sys.exit(f"needs {PAPERS}")
+        sys.exit(missing(PAPERS))
     with tempfile.TemporaryDirectory(prefix="grounded-bench-ingest-") as tmp_name:
         tmp = Path(tmp_name)
         _setup_django(tmp)

@@ -36,9 +36,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from _shared_data import SHARED
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = Path(os.environ.get("GROUNDED_SHARED_DATA", ROOT.parent / "shared" / "data"))
+DATA = SHARED
 
 from bench.devbench import _pick  # noqa: E402  (the same small slice: 2 questions per category)
 from tests.fake_openai import FakeOpenAI, Reply  # noqa: E402

@@ -29,8 +29,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from _shared_data import SHARED, missing
+
 ROOT = Path(__file__).resolve().parent.parent
-PAPER = ROOT.parent / "shared" / "data" / "papers" / "1904.08375v2_doc2query.pdf"
+PAPER = SHARED / "papers" / "1904.08375v2_doc2query.pdf"
 QUESTIONS = [
     "How does doc2query expand documents?",
     "Which model predicts the queries in doc2query?",
@@ -107,7 +109,7 @@ def main() -> None:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/11")
     args = parser.parse_args()
     if not PAPER.exists():
-        sys.exit(f"needs {PAPER}")
+        sys.exit(missing(PAPER))
 
     dbname = args.database.rsplit("/", 1)[1]
     subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c", f"DROP DATABASE IF EXISTS {dbname} WITH (FORCE)"],

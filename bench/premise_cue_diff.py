@@ -20,8 +20,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from _shared_data import SHARED
+
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "scifact"
+DATA = SHARED / "scifact"
 
 # Run in the tree whose cues are wanted: every (claim, sentence) pair's cue, in order.
 _CUES = """

@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _shared_data import SHARED
+
 # As in portal/settings.py: one BLAS thread (set before numpy loads), like the web and
 # worker processes; --blas-threads overrides it to compare.
 if "--blas-threads" in sys.argv:
@@ -118,7 +120,7 @@ def scifact_vectors(count: int) -> np.ndarray:
         return l2_normalize(np.load(cached[0])[:count])
     from knowledge.embeddings import get_embedder
 
-    corpus = Path(__file__).resolve().parent.parent.parent / "shared/data/scifact/beir/corpus.jsonl"
+    corpus = SHARED / "scifact" / "beir" / "corpus.jsonl"
     sentences: list[str] = []
     with corpus.open() as f:
         for line in f:

@@ -19,9 +19,11 @@ import sys
 import time
 from pathlib import Path
 
+from _shared_data import SHARED
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = Path(os.environ.get("GROUNDED_SHARED_DATA", ROOT.parent / "shared" / "data"))
+DATA = SHARED
 
 
 def main() -> None:

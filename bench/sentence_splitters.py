@@ -14,16 +14,17 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import re
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _shared_data import SHARED
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = Path(os.environ.get("GROUNDED_SHARED_DATA", ROOT.parent / "shared" / "data"))
+DATA = SHARED
 
 # The split the agent's local roles used before knowledge.text (agent/local/text.py).
 _OLD_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[\(\"'])")

@@ -44,7 +44,9 @@ import re
 import time
 from pathlib import Path
 
-DATA = Path("/work/shared/data/scifact")
+from _shared_data import SHARED
+
+DATA = SHARED / "scifact"
 
 
 def scifact(split: str) -> tuple[list[dict], dict[int, dict]]:

@@ -50,10 +50,11 @@ import unicodedata
 from pathlib import Path
 
 import numpy as np
+from _shared_data import SHARED
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data"
+DATA = SHARED
 
 
 def _clean(text: str) -> str:

@@ -109,6 +109,27 @@ def cited_authors(text: str) -> set[str]:
 _ET_AL_WORDS = re.compile(r"\bet\s+al\b\.?(?:['\u2019]s)?")
 _CITING = re.compile(r"\b(?:according\s+to|by)\s*$", re.IGNORECASE)
 _YEAR = re.compile(r"^\d{4}[a-z]?$")
+# "according to" a source that is no author list: the paper, its authors, a table or figure
+# ("according to the paper", "according to Table 2", "according to the Lumen authors"). The
+# paper's own names in it are kept ("in Lumen"): they say which paper is meant.
+_SOURCE_REFERENCE = re.compile(
+    r"(?:,\s*)?\b(?i:according\s+to)\s+"
+    r"(?:(?i:(?:the|this|that|these|those|its|their|our)\s+)?(?P<names>(?:[A-Z][\w\-\.]*(?:'s)?\s+)*)"
+    r"(?i:(?:original|same|cited|first|second|latter|former|above|present)\s+)?"
+    r"(?i:papers?|articles?|authors?|study|studies|survey|work|report|publication|paper's\s+authors)\b"
+    r"|(?i:table|tab\.|figure|fig\.|section|sec\.|appendix|equation|eq\.)\s*[\dA-Z][\w\.]*\b)")
+
+
+def _without_source_reference(text: str) -> str:
+    def swap(m: re.Match) -> str:
+        names = (m.group("names") or "").strip()
+        # Names the text already gave before ("Lumen ..., according to the Lumen authors") add nothing.
+        said = set(content_terms(text[:m.start()]))
+        return f" in {names}" if names and not set(content_terms(names)) <= said else ""
+
+    kept = _SOURCE_REFERENCE.sub(swap, text).strip()
+    kept = re.sub(r"\s+([,.;:?!)])", r"\1", re.sub(r"^[,;]\s*|[,;]\s*([?.!]|$)", r"\1", kept)).strip()
+    return kept[:1].upper() + kept[1:] if kept and text[:1].isupper() else kept
 
 
 def without_citations(text: str) -> str:
@@ -116,7 +137,11 @@ def without_citations(text: str) -> str:
     or "by" that introduced them, word order kept ("What effect did X have, according to Gao
     et al.?" -> "What effect did X have?"): a query searches what a paper says, and cited
     authors, which its chunks rarely repeat, match every bibliography and related-work
-    passage citing them."""
+    passage citing them. An "according to" the paper, its authors, a table or a figure goes
+    too ("..., according to Table 2?"): those words name no content, and a lone "according"
+    was left behind once the names after it were dropped from a query."""
+    if _SOURCE_REFERENCE.search(text):
+        text = _without_source_reference(text)
     authors = cited_authors(text)
     if not authors and not _ET_AL_WORDS.search(text):
         return text

@@ -39,6 +39,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from agent.local.compose import ComposeParams
 from agent.local.text import anchor_terms, content_terms, term_set
 from agent.types import Source
 
@@ -79,12 +80,12 @@ class ClarifyParams:
     relevant_ratio: float = 0.8
     # At most this many rephrasings (the UI offers each as a button).
     limit: int = 4
-    # An answer quotes its need's first sentences (agent.local.auditor.AuditorParams.
-    # sentences_per_fact), the next ones when their P(answers) is within `quoted_margin` of the
-    # best one's (agent.local.generator.ComposeParams.margin): when those are from two papers,
-    # the answer itself says the question is not about one paper.
-    shown: int = 2
-    quoted_margin: float = 0.3
+    # An answer quotes its need's first `shown` sentences, the next ones when their P(answers)
+    # is within `quoted_margin` of the best one's: when those are from two papers, the answer
+    # itself says the question is not about one paper. The generator decides what is quoted,
+    # so both are its values (agent.local.compose.ComposeParams.per_fact, .margin), not copies.
+    shown: int = ComposeParams.per_fact
+    quoted_margin: float = ComposeParams.margin
     # Asked of a collection, a question about "they" is still about one paper when that paper
     # holds at least this share of the queries' top chunks and leads the evidence
     # (`resolving_paper`): it is answered (or refused) from that paper, saying which. Above 1:

@@ -23,11 +23,11 @@ Every sentence quotes its chunk verbatim, so the verifier can check it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
 from agent.local.answer_type import need_of, offers, points_elsewhere, polarity
+from agent.local.compose import ComposeParams
 from agent.local.eligibility import eligible, is_injection, is_label
 from agent.local.embed import EmbedFn, get_embed
 from agent.local.text import anchor_terms, content_terms, split_sentences, term_set, words
@@ -45,31 +45,6 @@ from agent.types import (
 BASELINE_SENTENCES = 3
 MAX_ANSWER_SENTENCES = 3
 _USABLE = (SupportLabel.SUPPORTED, SupportLabel.PARTIAL)
-
-
-@dataclass(frozen=True)
-class ComposeParams:
-    """How many of a fact's audited sentences the answer states, and which neighbours it
-    adds. Chosen by bench/calibrate_compose.py on the calibration halves (docs/benchmarks.md,
-    "Answer composition", stop 27)."""
-
-    # At most this many of each fact's audited sentences (the auditor lists them best first,
-    # AuditorParams.sentences_per_fact of them).
-    per_fact: int = 2
-    # A fact's next-best sentence is stated when its P(answers) is within `margin` of the best
-    # one's, or at least `ratio` times it; otherwise it is padding. 0.3 (was 0.08 by hand):
-    # the second-ranked sentence held the gold span where the best did not often enough.
-    margin: float = 0.3
-    ratio: float = 1.01
-    # Which sentence after a fact's best one (in its chunk) the answer reads next
-    # (follow_on_sentence): "" none; "type" when the best one lacks the kind of answer its
-    # fact asks for and the next one holds it; "value" when the next one names a value (a
-    # number, a name, an identifier) that neither the fact nor the best one has; "next"
-    # the next answer-eligible sentence whatever it says.
-    follow_on: str = ""
-    # The order in which the facts' second-best sentences take the slots left: "fact" (the
-    # first fact's first) or "score" (the highest P(answers) first, whatever its fact).
-    second_order: str = "score"
 
 
 class ExtractiveGenerator:

@@ -28,6 +28,8 @@ import re
 from agent.local.contradiction import spell_digits
 from agent.local.text import STOPWORDS, american_spelling, anchor_terms, content_terms
 from agent.types import Complexity, Plan
+from knowledge.text.classify import PARTICIPLE as _PARTICIPLE
+from knowledge.text.classify import has_verb
 
 _WH = r"(?:what|how|which|who|whom|when|where|why|did|does|do|is|are|was|were|can|could|has|have)"
 _CLAUSE_SPLIT = re.compile(rf",?\s+and\s+(?={_WH}\b)|;\s+", re.IGNORECASE)
@@ -107,12 +109,6 @@ _RESTRICTIVE = re.compile(
 _WHAT_NOUN_AUX = re.compile(
     rf"^(?:what|which)\s+(?P<noun>(?:[\w\-]+\s+){{0,3}}?[\w\-]+)\s+(?P<aux>{_AUX})\s+(?P<body>.+?)\??$",
     re.IGNORECASE)
-# A verb form that follows "is/was" in a passive ("used", "trained", "run", "paid"): the
-# regular -ed/-en forms and the common irregular ones (general English, no domain word).
-_PARTICIPLE = re.compile(
-    r"^(?:\w+[^e\W]ed|run|set|put|cut|split|read|paid|made|held|kept|sent|spent|found|built|done|won|led|fed|"
-    r"met|left|lost|meant|said|told|sold|brought|bought|taught|thought|caught|shown|known|seen|grown|drawn|"
-    r"thrown|given|taken|chosen|written|driven|broken|spoken|proven|frozen)$", re.IGNORECASE)
 _BE = frozenset({"is", "are", "was", "were"})
 # Before a participle these make it an adjective ("the unsupervised evaluation"), not a passive's verb.
 _DETERMINERS = frozenset({"the", "a", "an", "its", "their", "his", "her", "our", "this", "these", "those", "each",
@@ -208,13 +204,15 @@ def _well_formed(presupposed: str, clause: str) -> bool:
     """Whether a question clause's presupposition has a subject of its own: one that names
     nothing and whose subject is the very thing asked ("some share are copied from the input
     document", cut from "Of the words Doc2query predicts, what share are new and what share
-    are copied ...?"; "left afterwards text pairs") or a pronoun standing for something named
+    are copied ...?"; "left afterwards text pairs"), that only says some N exists ("weight
+    decay has some effect on recall"), or a pronoun standing for something named
     elsewhere ("which algorithm fine-tunes it") says nothing a sentence could deny."""
     if _names_of(presupposed):
         return True
     noun = asked_noun(clause).lower()
     text = presupposed.lower()
-    headless = text.startswith("some ") or (bool(noun) and (text.startswith(noun) or text.endswith(noun)))
+    headless = text.startswith("some ") or (bool(noun) and (text.startswith(noun) or text.endswith(noun)
+                                                             or f"some {noun}" in text))
     return not headless and not _PRONOUN.search(presupposed)
 
 
@@ -266,9 +264,9 @@ def _borrowed(first: str, clause: str) -> str:
 
 
 def _has_verb(text: str) -> bool:
-    """Whether the text holds a finite verb or a participle (an auxiliary, an -ed form or a
-    common irregular one): "in the paper that was published" does, "in the Y paper" not."""
-    return any(re.fullmatch(_AUX, w, re.IGNORECASE) or _PARTICIPLE.match(w) for w in re.findall(r"[\w\-]+", text))
+    """Whether the text holds a finite verb or a participle: "in the paper that was published"
+    does, "in the Y paper" not (knowledge.text.classify.has_verb on a phrase)."""
+    return has_verb(text.split(), phrase=True)
 
 
 def _fragment(presupposed: str) -> bool:
@@ -421,13 +419,27 @@ def _which_of(rest: str) -> str:
     return ""
 
 
+_HAVE = frozenset({"have", "has", "had"})
+# "does X have" -> "X has": the tense and person that "do" carried pass to "have".
+_HAVE_AFTER_DO = {"does": "has", "do": "have", "did": "had"}
+
+
 def _existential(noun: str, aux: str, body: str) -> str:
     """What "What/Which N <aux> <body>?" presupposes, as a readable claim that some N exists:
     "What temperature is used to scale X?" -> "some temperature is used to scale X" (the N is
     the subject); "Which GPU were the experiments run on?" -> "the experiments were run on
     some GPU" (the passive keeps its "were"); otherwise the body and the noun ("What dropout
-    rate do they use?" -> "they use dropout rate"), where the verb's place is not known."""
+    rate do they use?" -> "they use dropout rate"), where the verb's place is not known.
+    "have" is a verb wherever it stands, and its object is the noun asked: "What effect does X
+    have on Y?" -> "X has some effect on Y", not "X have on Y effect"."""
     words = body.split()
+    have = next((i for i in range(1, len(words)) if words[i].lower() in _HAVE), 0)
+    # Only the subject stands before it: a comma or a question word there starts another
+    # clause ("does X use for Y, and according to Z, how many N does it have").
+    subject = " ".join(words[:have])
+    if have and aux.lower() not in _BE and "," not in subject and not re.search(rf"\b{_WH}\b", subject, re.I):
+        verb = _HAVE_AFTER_DO.get(aux.lower()) or f"{aux.lower()} {words[have].lower()}"
+        return _clean(f"{' '.join(words[:have])} {verb} some {noun} {' '.join(words[have + 1:])}")
     if aux.lower() in _BE:
         m = _EQUATIVE.match(body)
         if m:

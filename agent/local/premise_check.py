@@ -511,6 +511,13 @@ _VALUE = re.compile(r"^(?:\d[\d,.]*(?:%|[kKmMbBx])?|[a-z]+-\d[\d.]*)$")
 # How many documents a premise search reads at most: a premise names one paper, or two.
 PREMISE_SEARCH_DOCUMENTS = 2
 # The words that lead into a noun phrase (prepositions, determiners): left out with it.
+_DANGLING_ACCORDING = re.compile(r",?\s*\baccording(?:\s+to)?(?=\s*(?:[,.;:?!]|$))", re.IGNORECASE)
+
+
+def _clean_query(text: str) -> str:
+    return re.sub(r"\s+([,.;:?!])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;")
+
+
 _LEADING = frozenset({"on", "in", "of", "for", "to", "with", "by", "from", "at", "into", "over", "about",
                       "the", "a", "an", "its", "their", "this", "these", "those", "some"})
 
@@ -560,7 +567,9 @@ def premise_search(premise: str, sources: list[Source]) -> tuple[str, list[int] 
             while j >= 0 and j not in gone and tokens[j][1].lower() in _LEADING and not tokens[j][0].endswith(","):
                 gone.add(j)
                 j -= 1
-        return " ".join(raw for i, (raw, _) in enumerate(tokens) if i not in gone)
+        kept = " ".join(raw for i, (raw, _) in enumerate(tokens) if i not in gone)
+        # "according to" whose object went (a value, a name) introduces nothing.
+        return _clean_query(_DANGLING_ACCORDING.sub("", kept))
 
     relation = query(values | names) if documents else ""
     found = relation if content_terms(relation) else query(values)

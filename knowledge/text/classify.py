@@ -439,12 +439,13 @@ def quotable(sentence: str) -> str:
 # the cues do not know ("cite", "ships").
 VERBLESS_MAX_TOKENS = 14
 _CLAUSE_OR_VALUE = re.compile(r",\s|\d%")
-# Auxiliaries, modals and subject pronouns: a sentence with one has a verb.
-_FINITE = frozenset([
+# Auxiliaries and modals, and subject pronouns: a sentence with one has a verb.
+_AUXILIARIES = frozenset([
     "is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had", "can", "could", "will", "would",
     "may", "might", "must", "shall", "should", "do", "does", "did", "cannot", "can't", "don't", "doesn't", "didn't",
-    "isn't", "aren't", "wasn't", "won't", "we", "they", "it", "he", "she", "i", "you", "there",
+    "isn't", "aren't", "wasn't", "won't",
 ])
+_FINITE = _AUXILIARIES | {"we", "they", "it", "he", "she", "i", "you", "there"}
 # Common verbs of papers whose plain or -s forms are not told from nouns by shape alone.
 _VERB_STEMS = frozenset([
     "achieve", "add", "address", "adopt", "aim", "allow", "apply", "assess", "assign", "assume", "attempt",
@@ -468,6 +469,12 @@ _IRREGULAR = frozenset([
     "shown", "given", "taken", "seen", "known", "done", "met", "came", "come", "became", "began", "brought",
     "built", "chose", "thought", "wrote", "written"
 ])
+# A verb form that follows "is/was" in a passive ("used", "trained", "run", "paid"): the
+# regular -ed/-en forms and the common irregular ones (general English, no domain word).
+PARTICIPLE = re.compile(
+    r"^(?:\w+[^e\W]ed|run|set|put|cut|split|read|paid|made|held|kept|sent|spent|found|built|done|won|led|fed|"
+    r"met|left|lost|meant|said|told|sold|brought|bought|taught|thought|caught|shown|known|seen|grown|drawn|"
+    r"thrown|given|taken|chosen|written|driven|broken|spoken|proven|frozen)$", re.IGNORECASE)
 _VERB_WORD = re.compile(r"[^\W_][\w'-]*")
 _URL = re.compile(r"\S*(?:https?:|www\.)\S*")
 
@@ -482,14 +489,21 @@ def _verb_form(word: str) -> bool:
     return False
 
 
-def has_verb(tokens: list[str]) -> bool:
+def has_verb(tokens: list[str], *, phrase: bool = False) -> bool:
     """Whether a sentence's tokens hold a finite verb, by token cues (no part-of-speech tagger):
     an auxiliary or subject pronoun, a common verb of papers in any form, a lower-case "-ed" word
     after the first, an "-s" word after a word that is not plural (a singular subject: "averaging
     inhibits this"), or a lower-case word after a plural one ("the authors tweak only ...").
-    Errs towards a verb: a missed one drops a sentence, a false one only keeps a label."""
+    Errs towards a verb: a missed one drops a sentence, a false one only keeps a label.
+    A `phrase` (a piece of a question: "in the Y paper", "the Lumen results") has no subject
+    to order words by, so only what a word says on its own counts there: an auxiliary or a
+    participle (PARTICIPLE), wherever it stands ("in the paper that was published" has a verb;
+    "for the Lumen results", "in the follow-up work" have none, which the order cues of a
+    sentence would read as "X results", "X work")."""
     # Words, with brackets and glued citations split off ("[30]proposed").
     words = _VERB_WORD.findall(_URL.sub(" ", " ".join(tokens)).replace("\u2019", "'"))
+    if phrase:
+        return any(w.lower() in _AUXILIARIES or PARTICIPLE.match(w) for w in words)
     lower = [w.lower() for w in words]
     for i, (word, low) in enumerate(zip(words, lower, strict=True)):
         if low in _FINITE:

@@ -16,17 +16,26 @@ PAPERS = BENCH.parent.parent / "shared" / "data" / "papers"
 DOC2QUERY = "1904.08375v2_doc2query.pdf"
 
 
+def load_bench(name: str):
+    """bench/<name>.py, loaded from its file and registered under its name (bench/ is not a
+    package and stays off sys.path; the dataclass machinery and the bench modules importing it
+    look it up in sys.modules). The caller removes it."""
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="module")
 def spans():
-    """bench/_blind_spans.py, loaded from its file (bench/ is not a package and stays off sys.path)."""
-    spec = importlib.util.spec_from_file_location("_blind_spans", BENCH / "_blind_spans.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # the dataclass machinery looks its module up there
+    """bench/_blind_spans.py, with bench/_shared_data.py, which it imports."""
     try:
-        spec.loader.exec_module(module)
-        yield module
+        load_bench("_shared_data")
+        yield load_bench("_blind_spans")
     finally:
-        del sys.modules[spec.name]
+        sys.modules.pop("_blind_spans", None)
+        sys.modules.pop("_shared_data", None)
 
 
 def question(qid: str, category: str, outcome: str, split: str = "calibration", **extra) -> dict:

@@ -11,7 +11,7 @@ import pytest
 from agent.local.eligibility import eligible
 from agent.verify import eligibility
 from knowledge.text import label_heading, quotable, sentence_kind
-from knowledge.text.classify import has_verb
+from knowledge.text.classify import PARTICIPLE, has_verb
 
 
 @pytest.mark.parametrize(
@@ -322,3 +322,27 @@ def test_a_legend_of_a_figure_is_not_evidence(sentence):
 )
 def test_a_colour_in_a_statement_keeps_it(sentence):
     assert quotable(sentence) == sentence
+
+
+@pytest.mark.parametrize(
+    "phrase, verb",
+    [
+        # A piece of a question: only an auxiliary or a participle makes it a clause.
+        ("in the paper that was published", True),
+        ("for the lamps counted twice", True),
+        ("in the Lamp paper", False),
+        # The order cues of a sentence would read these as "X results", "X work".
+        ("for the LampNet results", False),
+        ("in the follow-up work", False),
+        ("in the receipt passages setting", False),
+    ],
+)
+def test_a_phrase_has_a_verb_only_by_an_auxiliary_or_a_participle(phrase, verb):
+    assert has_verb(phrase.split(), phrase=True) is verb
+
+
+def test_the_planner_asks_the_one_verb_detector():
+    from agent.local import planner
+
+    assert planner._PARTICIPLE is PARTICIPLE
+    assert not planner._has_verb("for the LampNet results") and planner._has_verb("in the paper that was published")

@@ -226,3 +226,12 @@ def test_a_question_about_they_is_answered_from_the_paper_most_of_the_evidence_i
         assert answer.text.startswith("In Tidewright: ") and "0.002" in answer.text and "0.01" not in answer.text
     else:
         assert answer.suggestions[0] == "Which learning rate did the authors of Tidewright train with?"
+
+
+def test_what_an_answer_would_quote_is_the_generators_own_setting():
+    from agent.local.clarify import ClarifyParams
+    from agent.local.compose import ComposeParams
+
+    # One source: the clarify rule reads what the answer would quote from the generator's params.
+    assert (ClarifyParams().shown, ClarifyParams().quoted_margin) == (ComposeParams().per_fact, ComposeParams().margin)
+    assert (ClarifyParams().shown, ClarifyParams().quoted_margin) == (2, 0.3)

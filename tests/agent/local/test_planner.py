@@ -168,3 +168,33 @@ def test_an_abbreviation_inside_a_question_does_not_cut_it_into_a_statement_and_
 
     assert not any(f.startswith("Is it true") for f in plan.facts)
     assert all("Smith et al. CSV survey" in f for f in plan.facts)
+
+
+@pytest.mark.parametrize(
+    "question, premise",
+    [
+        # "have" takes the asked noun as its object: the noun sits after it, not at the end.
+        ("What effect does weight decay have on the Harrow tagger's recall?",
+         "weight decay has some effect on the Harrow tagger's recall"),
+        ("What impact did the Osprey warmup have on training time?",
+         "the Osprey warmup had some impact on training time"),
+        ("What influence has Lumen's curriculum had on recall?", "Lumen's curriculum has had some influence on recall"),
+        ("What role do Quill's adapters have?", "Quill's adapters have some role"),
+        # A passive keeps its own order.
+        ("What benefit is Quill said to have?", "Quill is said to have some benefit"),
+    ],
+)
+def test_a_what_n_question_with_have_puts_the_noun_after_have(question, premise):
+    assert presupposition(question) == premise
+
+
+def test_a_have_of_a_later_clause_is_not_the_first_clauses_verb():
+    # The question is not split at ", and according to ...,": the "have" belongs to its second clause.
+    premise = presupposition("Which tokenizer does Quill use for receipts, and according to the Lumen paper, "
+                             "how many merges does that tokenizer have?")
+    assert "some tokenizer" not in premise and premise.startswith("Quill use for receipts")
+
+
+def test_a_have_premise_without_a_name_is_still_left_out():
+    # Its subject names nothing the question names: as "some N ..." before, not a claim to check.
+    assert RulePlanner().plan("What effect does weight decay have on recall?").premises == []

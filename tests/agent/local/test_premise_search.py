@@ -182,3 +182,33 @@ def test_citations_leave_a_text_with_its_words_in_order():
         == "Which corpus did tagger use?"
     # Model names joined by "and" are no citation.
     assert without_citations("Do Tessel and Quarry pool?") == "Do Tessel and Quarry pool?"
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A source that is no author list goes with its "according to", leaving no lone "according".
+        ("Which encoder does Tessel pool, according to the paper?", "Which encoder does Tessel pool?"),
+        ("Tessel pools with MAX by default, according to Table 4", "Tessel pools with MAX by default"),
+        ("According to Fig. 2, Quarry codes are sparse.", "Quarry codes are sparse."),
+        ("Which encoder does Quarry pool according to the original authors?", "Which encoder does Quarry pool?"),
+        # The paper's own name stays, once: it says which paper is meant.
+        ("Which encoder is pooled, according to the Tessel authors?", "Which encoder is pooled in Tessel?"),
+        ("Which encoder does Tessel pool, according to the Tessel paper?", "Which encoder does Tessel pool?"),
+        # A source that is a measure or a judge is content: kept.
+        ("Which pooling wins according to human raters?", "Which pooling wins according to human raters?"),
+    ],
+)
+def test_an_according_to_the_paper_or_a_table_leaves_the_text(text, kept):
+    from agent.local.candidates import without_citations
+
+    assert without_citations(text) == kept
+
+
+def test_the_query_keeps_no_according_whose_object_went():
+    query, documents = premise_search("the pooling strategy has some effect on the Tessel, according to Table 2",
+                                      TOPIC)
+    assert query == "the pooling strategy has some effect" and documents == [1]
+    # A name no passage holds is left out as a value; its "according to" goes with it.
+    query, _ = premise_search("MEAN pooling is best for Tessel according to Zenbench", TOPIC)
+    assert "according" not in query
