@@ -112,6 +112,28 @@ _ASSISTANT = re.compile(r"(?:The|An?)\s+(?:AI\s+)?(?:assistant|chatbot)\s+(?!is\
 # Captions of a figure's panels run together: a lettered mark inside the sentence before a
 # label ("Reusing all KV caches, ignoring cross-attention (b) Prior work: Prefix caching.").
 _PANEL_LABEL = re.compile(r"(?<=\S)\s\([a-h]\)\s+[A-Z][\w-]*(?:\s+[\w-]+){0,3}:\s")
+# "[89] Langchain, ...", "[1] Survivor is ...": a numbered entry, not a statement.
+_LIST_ENTRY = re.compile(r"\[\d{1,3}\]\s+[A-Z]")
+# A float's legend of the names in its columns: a quoted name ("\u201cGS\u201d denotes Google
+# Search retrieval."), or names defined two at a time ("PATH and BM denote Path Retriever and BM25
+# respectively.", "Hit means the retriever found it, while Correct is for the reader."). A variable
+# defined in prose ("A denotes the advantage function, which ...") is one name, unquoted.
+_LEGEND_NAME = r"(?:\u201c[^\u201d]{1,20}\u201d|\"[^\"]{1,20}\"|[A-Z][\w-]*\*?)"
+_DEFINES = r"(?:denotes?|means|refers?\s+to|stands?\s+for|is\s+short\s+for)"
+_NAME_DEFINED = re.compile(rf"^{_LEGEND_NAME}(?:\s+and\s+{_LEGEND_NAME})?\s+{_DEFINES}\b")
+_SECOND_NAME = re.compile(
+    rf",\s+(?:and\s+|while\s+)?{_LEGEND_NAME}\s+(?:is|are|{_DEFINES})\b|\brespectively\b")
+
+
+def _names_legend(text: str) -> bool:
+    match = _NAME_DEFINED.match(text)
+    if not match or re.search(r"\bwe\b", text, re.IGNORECASE):
+        # A legend that says what the paper did states it ("... and here we used top-5").
+        return False
+    quoted = text[0] in "\u201c\""
+    return quoted or bool(_SECOND_NAME.search(text, match.end()))
+
+
 # A line of code: a bracket then a quote or a separator ('("",.getStart add ...').
 _CODE_START = re.compile(r"\([\"'\u201c\u201d,.;]")
 # An article right before a preposition or a verb: words were dropped.
@@ -133,6 +155,9 @@ _TRAILING_LABEL = re.compile(
 # ("The main contributions of this work are as follows:", "We consider the following.").
 # It states nothing by itself: what it introduces is the statement.
 _LEAD_IN = re.compile(r"(?::|\b(?:as follows|the following))\s*[.:]?[\"'\u201d\u2019)\]]*$", re.IGNORECASE)
+# "The following are given passages.", "Below is the proof of this invariance.", "Here are some
+# examples of questions.": what follows is the statement.
+_PRESENTING = re.compile(r"^(?:The following|Below|Here)\s+(?:is|are)\b")
 _ELLIPSIS_END = re.compile(r"(?:\.\.\.|\u2026)[\"'\u201d\u2019)\]]*$")
 _QUESTION_END = re.compile(r"\?[\"'\u201d\u2019)\]]*$")
 
@@ -273,6 +298,11 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         # Papers say "we"; a speaker saying "I" or "me" outside quotation marks is a dialogue or
         # a prompt printed in a figure ("User My bicycle tire ...", "Only give me the answer.").
         return "example"
+    if _LIST_ENTRY.match(text):
+        # A numbered entry of a list printed in the body ("[89] Langchain, \u201cRecursively split
+        # ...\u201d", "[1] Survivor is a novel by ..."): a reference or an example's document; a
+        # citation as the subject of a statement follows a name ("Roe et al. [3] count ...").
+        return "reference"
     if _DATED_EVENT.search(spoken) or _ASSISTANT.match(text):
         # An event dated to the day ("Carbon Beauty was released on 8 March 2011.") is news or
         # encyclopedia text printed as an example; a chat template's system prompt describes its
@@ -289,7 +319,8 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         # Figure text ending in the label of its caption ("... Good quality Figure 1."): in prose
         # a reference to a figure follows a preposition ("as shown in Figure 1.").
         return "figure"
-    if _CAPTION.match(text) or _PANEL_CAPTION.match(text) or _LEGEND.match(text) or _TYPE_LEGEND.search(text):
+    if (_CAPTION.match(text) or _PANEL_CAPTION.match(text) or _LEGEND.match(text) or _TYPE_LEGEND.search(text)
+            or _names_legend(text)):
         # A figure's or table's caption describes it: kept with the chunk (retrieval, display),
         # but an answer quoting "Figure 2: ..." reads as a label, not as a statement of the paper.
         return "caption"
@@ -305,8 +336,9 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
 
 
 def is_lead_in(text: str) -> bool:
-    """Whether the text only introduces what comes after it (it ends in ":" or "as follows")."""
-    return bool(_LEAD_IN.search(text.strip()))
+    """Whether the text only introduces what comes after it (it ends in ":" or "as follows", or it
+    opens with "The following are", "Below is", "Here are")."""
+    return bool(_LEAD_IN.search(text.strip()) or _PRESENTING.match(text.strip()))
 
 
 def _unbalanced_or_all_parenthesis(text: str) -> bool:

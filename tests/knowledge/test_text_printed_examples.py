@@ -63,6 +63,13 @@ def test_a_name_before_its_verb_or_another_name_keeps_the_sentence_whole(sentenc
         ('("",.getLamp add ifget() >0 Node end(" end.', "fragment"),
         ("Counting every lamp, ignoring the shelf (b) Prior work: Shelf counting.", "figure"),
         ("Comparison between the three receipts of LampNet.", "caption"),
+        ("[12] A. Roe and B. Lin, \u201cCounting lamps on receipts,\u201d https://lamps.example.", "reference"),
+        ("[1] Lampville is a town on the coast known for its lamp shops.", "reference"),
+        ("\u201cLC\u201d denotes the lamp counter trained on shelf receipts.", "caption"),
+        ("LC and SR denote Lamp Counter and Shelf Reader respectively.", "caption"),
+        ("Hit means the counter found the lamp, while Correct is for the clerk's total.", "caption"),
+        ("The following are given receipts.", "fragment"),
+        ("Below is the proof of this lamp count.", "fragment"),
     ],
 )
 def test_text_printed_in_a_figure_or_table_is_not_evidence(sentence, kind):
@@ -89,6 +96,11 @@ def test_text_printed_in_a_figure_or_table_is_not_evidence(sentence, kind):
         "We train on conversations between the clerk and the assistant of the shop.",
         "The shop adds an in-store lamp count to every receipt it prints.",
         "We count (a) the lamps and (b) the receipts of every shop in the corpus.",
+        # One variable defined in prose, a quoted name as a subject, a legend that says what was done.
+        "A denotes the lamp count of a shelf, which the clerk writes on the receipt.",
+        "\u201cRerank\u201d suffers from low counts when several receipts list the same lamp.",
+        "\u201cLC\u201d denotes the best lamp counter and here we used the top five receipts.",
+        "Roe et al. [3] propose to count the lamps on every receipt of the shop.",
     ],
 )
 def test_the_papers_own_statements_stay_evidence(sentence):
