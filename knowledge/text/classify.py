@@ -86,6 +86,67 @@ _LEGEND = re.compile(
     r"(?:lines?|curves?|bars?|rectangles?|boxes|dots|markers?|arrows?)\b"
     rf"|^{_COLOURS}(?:\s+(?:and|or)\s+{_COLOURS})?\s+(?:denotes?|represents?|indicates?|signif(?:y|ies)|marks?)\b",
     re.IGNORECASE)
+# A legend of a table's or a figure's typography ("The best score is marked in bold, and the
+# second best is underlined.", "The answer is bolded here for clarity.", "The shade reflects the
+# relative change."): how the float marks things, not a statement of the paper ("the total is
+# easiest to find when it is printed in bold" is one).
+_TYPE_LEGEND = re.compile(
+    r"^(?:the\s+)?(?:best|highest|lowest|top|better|second)\b[^.;]*?\b(?:is|are)\s+"
+    r"(?:marked\s+|shown\s+|highlighted\s+|printed\s+|set\s+)?(?:in\s+)?(?:bold(?:face)?|bolded|underlined|italics?)\b"
+    r"|\b(?:bold(?:ed)?|underlined|italici[sz]ed|highlighted)\b[^.;]*\bfor clarity\b"
+    r"|^(?:the\s+)?(?:shades?|shading|colou?rs?)\s+(?:reflects?|indicates?|denotes?|represents?|shows?)\b",
+    re.IGNORECASE)
+# A speaker's first person ("I have", "give me", "My bicycle"): papers write "we".
+_FIRST_PERSON = re.compile(
+    r"\bI(?:\s+(?:am|have|had|will|would|do|did|don['\u2019]t|can|cannot|think|want|need|was|know)\b|['\u2019](?:m|ve|d|ll)\b)"
+    r"|(?<![\w./])(?:me|[Mm]y)\b(?![./]\w)")
+# A request in a sentence, not a pointer for the reader ("please refer to", "please see").
+_PLEASE = re.compile(r"\bplease\s+(?!(?:refer|see|check|go|consult|find|visit|note|cite)\b)[a-z]+", re.IGNORECASE)
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+# "on 8 March 2011", "On January 1, 2021,", "on Sunday, 30 July 2023"; not a method's date ("accessed
+# on ..."), a range ("from January 23 to February 8, 2011") or a dump's date in parentheses.
+_DATED_EVENT = re.compile(
+    rf"(?<!accessed )(?<!retrieved )(?<!downloaded )(?<!crawled )(?<!collected )\b[Oo]n\s+(?:[A-Z][a-z]+day,?\s+)?"
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+(?:19|20)\d\d|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?:19|20)\d\d)\b")
+_ASSISTANT = re.compile(r"(?:The|An?)\s+(?:AI\s+)?(?:assistant|chatbot)\s+(?!is\b|was\b)[a-z]+")
+# Captions of a figure's panels run together: a lettered mark inside the sentence before a
+# label ("Reusing all KV caches, ignoring cross-attention (b) Prior work: Prefix caching.").
+_PANEL_LABEL = re.compile(r"(?<=\S)\s\([a-h]\)\s+[A-Z][\w-]*(?:\s+[\w-]+){0,3}:\s")
+# "[89] Langchain, ...", "[1] Survivor is ...": a numbered entry, not a statement.
+_LIST_ENTRY = re.compile(r"\[\d{1,3}\]\s+[A-Z]")
+# A float's legend of the names in its columns: a quoted name ("\u201cGS\u201d denotes Google
+# Search retrieval."), or names defined two at a time ("PATH and BM denote Path Retriever and BM25
+# respectively.", "Hit means the retriever found it, while Correct is for the reader."). A variable
+# defined in prose ("A denotes the advantage function, which ...") is one name, unquoted.
+_LEGEND_NAME = r"(?:\u201c[^\u201d]{1,20}\u201d|\"[^\"]{1,20}\"|[A-Z][\w-]*\*?)"
+_DEFINES = r"(?:denotes?|means|refers?\s+to|stands?\s+for|is\s+short\s+for)"
+_NAME_DEFINED = re.compile(rf"^{_LEGEND_NAME}(?:\s+and\s+{_LEGEND_NAME})?\s+{_DEFINES}\b")
+_SECOND_NAME = re.compile(
+    rf",\s+(?:and\s+|while\s+)?{_LEGEND_NAME}\s+(?:is|are|{_DEFINES})\b|\brespectively\b")
+
+
+def _names_legend(text: str) -> bool:
+    match = _NAME_DEFINED.match(text)
+    if not match or re.search(r"\bwe\b", text, re.IGNORECASE):
+        # A legend that says what the paper did states it ("... and here we used top-5").
+        return False
+    quoted = text[0] in "\u201c\""
+    return quoted or bool(_SECOND_NAME.search(text, match.end()))
+
+
+# A line of code: a bracket then a quote or a separator ('("",.getStart add ...').
+_CODE_START = re.compile(r"\([\"'\u201c\u201d,.;]")
+# An article right before a preposition or a verb: words were dropped.
+_GARBLED = re.compile(r"\b[Tt]he\s+(?:from|of|was|were|by|at|with|to|for|and|is|are)\s")
+
+
+def _unquoted(text: str) -> str:
+    """The text without what it quotes, and without an example it gives ("e.g., my dog ..."):
+    the words the paper says in its own voice."""
+    text = re.sub(r"\u201c[^\u201d]*\u201d?|\"[^\"]*\"?|\u2018[^\u2019]*\u2019", " ", text)
+    return re.split(r"\be\.g\.|\bfor example\b|\bsuch as\b", text, maxsplit=1, flags=re.IGNORECASE)[0]
+
+
 _TRAILING_LABEL = re.compile(
     r"(?<!\bin)(?<!\bfrom)(?<!\bto)(?<!\bof)(?<!\bsee)(?<!\band)(?<!\bas)(?<!\bby)(?<!\bwith)(?<!\bon)"
     r"(?<!\bunder)(?<!\bthan)(?<!\bfollows)(?<!\bbelow)(?<!\babove)(?<!\bin\sAppendix)"
@@ -94,6 +155,9 @@ _TRAILING_LABEL = re.compile(
 # ("The main contributions of this work are as follows:", "We consider the following.").
 # It states nothing by itself: what it introduces is the statement.
 _LEAD_IN = re.compile(r"(?::|\b(?:as follows|the following))\s*[.:]?[\"'\u201d\u2019)\]]*$", re.IGNORECASE)
+# "The following are given passages.", "Below is the proof of this invariance.", "Here are some
+# examples of questions.": what follows is the statement.
+_PRESENTING = re.compile(r"^(?:The following|Below|Here)\s+(?:is|are)\b")
 _ELLIPSIS_END = re.compile(r"(?:\.\.\.|\u2026)[\"'\u201d\u2019)\]]*$")
 _QUESTION_END = re.compile(r"\?[\"'\u201d\u2019)\]]*$")
 
@@ -210,9 +274,13 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         # Stockholm..."), or a lead-in to a list, a formula or an example ("Here is the question:",
         # "Our contributions are as follows:").
         return "fragment"
-    if re.fullmatch(r"[a-z]{2,}[,;]?|a", tokens[0]) or text[0] in ",;:.)]\u201d\u2019":
+    if re.fullmatch(r"[a-z]{2,}[,;]?|a", tokens[0]) or text[0] in ",;:.)]\u201d\u2019" or _CODE_START.match(text):
         # Starts inside a sentence that a float, a footnote or a page cut in two ("tences in the same
-        # section ...", "\u201d, we need contexts from ...").
+        # section ...", "\u201d, we need contexts from ..."), or inside a line of code ('("", x) end.').
+        return "fragment"
+    if _GARBLED.search(text):
+        # An article before a preposition or a verb: text a prompt compressor or the extraction
+        # dropped words from ("The from Saturdays, with ..."), printed as an example.
         return "fragment"
     if _unbalanced_or_all_parenthesis(text):
         # "Touvron et al., 2023).", "), STS, and Summarization (Summ.).", "(Ouyang et al., 2022; ...).".
@@ -225,14 +293,34 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
         return "question"
     if _EXAMPLE_FIELD.search(text) or _PLACEHOLDER.search(text):
         return "example"
+    spoken = _unquoted(text)
+    if _FIRST_PERSON.search(spoken):
+        # Papers say "we"; a speaker saying "I" or "me" outside quotation marks is a dialogue or
+        # a prompt printed in a figure ("User My bicycle tire ...", "Only give me the answer.").
+        return "example"
+    if _LIST_ENTRY.match(text):
+        # A numbered entry of a list printed in the body ("[89] Langchain, \u201cRecursively split
+        # ...\u201d", "[1] Survivor is a novel by ..."): a reference or an example's document; a
+        # citation as the subject of a statement follows a name ("Roe et al. [3] count ...").
+        return "reference"
+    if _DATED_EVENT.search(spoken) or _ASSISTANT.match(text):
+        # An event dated to the day ("Carbon Beauty was released on 8 March 2011.") is news or
+        # encyclopedia text printed as an example; a chat template's system prompt describes its
+        # assistant ("The assistant gives helpful, detailed, and polite answers ...").
+        return "example"
+    if _PLEASE.search(spoken):
+        # A request in the middle of a sentence ("If there is no claim, please leave it blank.") is
+        # a prompt's; a pointer for the reader ("please refer to Appendix A") is the paper's.
+        return "instruction"
     if is_instruction(text) or re.search(r"\b(?:you|your)\b", text, re.IGNORECASE):
         # Papers print their prompts; a sentence addressed to "you" is one of them, not a finding.
         return "instruction"
-    if _TRAILING_LABEL.search(text):
+    if _TRAILING_LABEL.search(text) or _PANEL_LABEL.search(text):
         # Figure text ending in the label of its caption ("... Good quality Figure 1."): in prose
         # a reference to a figure follows a preposition ("as shown in Figure 1.").
         return "figure"
-    if _CAPTION.match(text) or _PANEL_CAPTION.match(text) or _LEGEND.match(text):
+    if (_CAPTION.match(text) or _PANEL_CAPTION.match(text) or _LEGEND.match(text) or _TYPE_LEGEND.search(text)
+            or _names_legend(text)):
         # A figure's or table's caption describes it: kept with the chunk (retrieval, display),
         # but an answer quoting "Figure 2: ..." reads as a label, not as a statement of the paper.
         return "caption"
@@ -248,8 +336,9 @@ def _prose_kind(text: str, tokens: list[str]) -> SentenceKind:
 
 
 def is_lead_in(text: str) -> bool:
-    """Whether the text only introduces what comes after it (it ends in ":" or "as follows")."""
-    return bool(_LEAD_IN.search(text.strip()))
+    """Whether the text only introduces what comes after it (it ends in ":" or "as follows", or it
+    opens with "The following are", "Below is", "Here are")."""
+    return bool(_LEAD_IN.search(text.strip()) or _PRESENTING.match(text.strip()))
 
 
 def _unbalanced_or_all_parenthesis(text: str) -> bool:
@@ -291,7 +380,8 @@ def strip_marks(sentence: str) -> str:
             s = rest
     # A field label of a printed example ("Question: ...", "Title: ...") is not a heading: the
     # example stays whole, and is not evidence.
-    split = (split_heading(s) or (_label_cut(s) if label_match(s) or _NAME_LABEL.match(s) else run_in_heading(s))
+    split = (split_heading(s) or _acronym_heading(s)
+             or (_label_cut(s) if label_match(s) or _NAME_LABEL.match(s) else run_in_heading(s))
              or _sentence_case_heading(s) or _title_case_heading(s) or _repeated_heading(s))
     if split:
         s = split[1].strip()
@@ -325,6 +415,37 @@ def _sentence_case_heading(s: str) -> tuple[str, str] | None:
                 and not has_verb(heading) and has_verb(tokens[i:])):
             return " ".join(heading), s[s.index(word, len(" ".join(heading))):]
     return None
+
+
+_ACRONYM_HEAD = re.compile(r"[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+_EXPANSION_SMALL = frozenset(["of", "and", "for", "in", "on", "to", "&"])
+
+
+def _acronym_heading(s: str) -> tuple[str, str] | None:
+    # A name printed as a run-in heading before the sentence that spells it out ("QQP Quora
+    # Question Pairs is a binary ...", "STS-B The Semantic Textual Similarity Benchmark is ..."):
+    # the capitals of the words after it spell the name, so the name is said twice and the first
+    # is the heading. In prose a name is followed by a verb or by its spelled-out form in
+    # parentheses, not by its spelled-out form as a subject.
+    tokens = s.split()
+    if len(tokens) < 6 or not _ACRONYM_HEAD.fullmatch(tokens[0]):
+        return None
+    name = tokens[0]
+    capitals = re.sub(r"[^A-Z]", "", name)
+    if len(capitals) < 2 or 2 * len(capitals) < len(re.sub(r"[^A-Za-z]", "", name)):
+        return None
+    start = 2 if tokens[1] in ("The", "A", "An") else 1
+    end = start
+    while end < min(len(tokens) - 2, start + 8) and (
+            _TITLE_TOKEN.fullmatch(tokens[end]) or (end > start and tokens[end] in _EXPANSION_SMALL)):
+        end += 1
+    spelled = [t for t in tokens[start:end] if t[:1].isupper()]
+    if len(spelled) < 2 or not tokens[end][:1].islower() or tokens[end] in _EXPANSION_SMALL:
+        return None
+    letters = iter("".join(re.sub(r"[^A-Z]", "", t) for t in spelled))
+    if spelled[0][0] != capitals[0] or not all(c in letters for c in capitals) or not has_verb(tokens[end - 1:]):
+        return None
+    return name, s[s.index(tokens[1], len(name)):]
 
 
 def _label_cut(s: str) -> tuple[str, str] | None:
@@ -513,8 +634,11 @@ def has_verb(tokens: list[str], *, phrase: bool = False) -> bool:
         after = lower[i + 1] if i + 1 < len(words) else ""
         previous = lower[i - 1]
         participle = low.endswith("ed") and low not in _VERB_STEMS and (after in _PREPOSITIONS or "-" in low)
-        if _verb_form(low) and previous not in _DETERMINERS and previous not in _PREPOSITIONS and not participle:
-            # After an article or a preposition the word is a noun ("per store", "the use of").
+        counted = previous in _COUNTS
+        if (_verb_form(low) and previous not in _DETERMINERS and previous not in _PREPOSITIONS and not participle
+                and not counted):
+            # After an article, a preposition or a number the word is a noun ("per store", "the use
+            # of", "three shows").
             return True
         if low.endswith("ed") and low not in _VERB_STEMS:
             # A participle before a preposition qualifies a noun ("lamps printed on a receipt",
@@ -528,7 +652,9 @@ def has_verb(tokens: list[str], *, phrase: bool = False) -> bool:
             # "Lamp counts per store" and "Wikipedia ablations in ..." are compound nouns after a
             # capitalised word; "the reason lies in ..." and "averaging inhibits this" have a verb.
             compound = after in _PREPOSITIONS and bool(_TITLE_CASE.fullmatch(words[i - 1]))
-            if low.endswith("s") and not low.endswith(("ss", "us", "is")) and not plural and not compound:
+            if (low.endswith("s") and not low.endswith(("ss", "us", "is")) and not plural and not compound
+                    and not counted):
+                # After a number an "-s" word is a plural noun ("the three paradigms of ...").
                 return True
             if (plural and not low.endswith(("s", "ly")) and low not in _TITLE_SMALL
                     and low not in _FUNCTION_WORDS and low not in _PREPOSITIONS):
@@ -546,6 +672,9 @@ def _plain_verb(tokens: list[str]) -> bool:
 
 
 _SUBJECTS = frozenset(["this", "that", "which", "it", "who"])
+# Words that count the noun after them ("three paradigms", "several lamps").
+_COUNTS = frozenset(["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "several",
+                     "many", "multiple", "various", "numerous", "few"])
 _TITLE_CASE = re.compile(r"[A-Z][a-z]+")
 _DETERMINERS = frozenset(["a", "an", "the", "our", "their", "its", "his", "her", "each", "every", "any", "some",
                           "no", "and", "or"])
