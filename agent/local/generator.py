@@ -28,9 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent.local.answer_type import need_of, offers, points_elsewhere, polarity
+from agent.local.candidates import refers_back
 from agent.local.eligibility import eligible, is_injection, is_label
 from agent.local.embed import EmbedFn, get_embed
-from agent.local.text import anchor_terms, content_terms, split_sentences, term_set, words
+from agent.local.text import anchor_terms, content_terms, split_sentences, term_set
 from agent.types import (
     AuditResult,
     Draft,
@@ -299,15 +300,6 @@ def follow_on_sentence(fact: str, quote: str, chunk_text: str, *, mode: str = "t
     return after
 
 
-# Words that, among a sentence's first four, refer back to what the sentence before said
-# ("For each of these we use ...", "They are trained ...", "This yields ...").
-_BACK_REFERENCES = frozenset({"it", "its", "they", "their", "them", "this", "these", "those", "such", "latter",
-                              "former", "both"})
-# What "this"/"these" name when they point at the paper itself, not at the sentence before.
-_SELF = frozenset({"paper", "publication", "work", "study", "section", "survey", "article", "chapter", "appendix",
-                   "figure", "table", "setting", "way", "end", "case"})
-
-
 def lead_sentence(fact: str, quote: str, chunk_text: str) -> str:
     """The sentence before `quote` in its chunk when `quote` leans on it, else "": the quote
     opens by referring back ("For each of these we use dk = 64.", "This means ..."). The
@@ -323,17 +315,7 @@ def lead_sentence(fact: str, quote: str, chunk_text: str) -> str:
     wanted = set(content_terms(fact))
     if not wanted & term_set(before):
         return ""
-    opening = words(quote)[:4]
-    refers_back = False
-    for n, w in enumerate(opening):
-        if w in _BACK_REFERENCES:
-            refers_back = not (w in ("this", "these") and n + 1 < len(opening) and opening[n + 1] in _SELF)
-            break
-        if content_terms(w):
-            # A pronoun after the sentence's own subject ("Lumen fetches its results") refers to
-            # that subject, not to the sentence before.
-            break
-    return before if refers_back else ""
+    return before if refers_back(quote) else ""
 
 
 _TOPICS = {"results": "the main results", "result": "the main result", "findings": "the main findings",
