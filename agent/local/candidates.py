@@ -149,9 +149,13 @@ def candidates(facts: list[str], premise: str, sources: list[Source]) -> list[Ca
         previous = ""
         for raw in split_sentences(source.text):
             quote = eligible(raw)
-            across = first is not None and raw == first[1]
-            if across:
-                previous = sentence_before(source.before, first[0])
+            across = False
+            if first is not None and raw == first[1]:
+                # Only a sentence a reader would accept (prose: not an equation, not a table
+                # run on into a sentence) names what "this formulation" is.
+                before = sentence_before(source.before, first[0])
+                across = bool(eligible(before))
+                previous = before if across else previous
             if quote and len(quote) <= MAX_SENTENCE_CHARS:
                 terms = term_set(quote)
                 if wanted & (terms | title_terms | (term_set(previous) if across else set())):

@@ -92,3 +92,29 @@ def test_the_chunk_before_less_what_the_chunk_repeats():
     assert _unrepeated(BEFORE, "Tallow adds a spelling pass over the vendor names. It halves it.") == (
         "Tallow parses invoices in one pass. ")
     assert _unrepeated(BEFORE, "It halves the number of mismatched vendors.") == BEFORE
+
+
+def test_an_equation_before_is_no_sentence_to_lean_on():
+    fact = "How does Tallow's vendor score differ from a plain edit distance?"
+    text = "This score is similar to an edit distance, except that vowels cost half. Tallow runs nightly."
+    source = make_source(6, text, title="Tallow").model_copy(
+        update={"before": "names, the score of a vendor name x is given by: "
+                        "s = m\u22121X j=0 Max(Top3(x · Vg ))j · Edit(x)."})
+    first = next(c for c in candidates([fact], "", [source]) if c.quote.startswith("This score"))
+    assert not first.across and first.previous == ""
+
+
+def test_the_sentence_before_is_quoted_from_the_chunk_before_when_it_was_retrieved(pipeline):
+    question = "How much does Tallow's spelling pass reduce mismatched vendors?"
+    earlier = make_source(7, BEFORE, title="Tallow: Invoice Parsing")
+    source = make_source(8, "It halved the number of mismatched vendors, from 212 to 104. Totals are then checked "
+                            "against the ledger of the month.", title="Tallow: Invoice Parsing").model_copy(
+        update={"before": BEFORE})
+    _, answer = pipeline(question, [source, earlier])
+    texts = [s.text for s in answer.sentences]
+    lead = "Tallow adds a spelling pass over the vendor names."
+    assert lead in texts and texts.index(lead) + 1 == texts.index(
+        "It halved the number of mismatched vendors, from 212 to 104.")
+    # Each cites its own chunk: the sentence before the chunk before, the answer its own.
+    cited = {s.text: s.citations for s in answer.sentences}
+    assert cited[lead] != cited["It halved the number of mismatched vendors, from 212 to 104."]
