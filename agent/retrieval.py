@@ -140,7 +140,6 @@ def _sources(hits: list, query: str) -> list[Source]:
     """The hits as Sources, in their order (a chunk deleted meanwhile is left out)."""
     chunks = Chunk.objects.select_related("document").in_bulk([h.chunk_id for h in hits])
     names = {c.document_id: document_name(c.document) for c in chunks.values()}
-    befores = _befores(list(chunks.values()))
     out = []
     for h in hits:
         c = chunks.get(h.chunk_id)
@@ -149,44 +148,9 @@ def _sources(hits: list, query: str) -> list[Source]:
         out.append(Source(
             chunk_id=c.pk, document_id=c.document_id, document_title=c.document.title,
             file_name=c.document.original_name, document_name=names[c.document_id], page=c.page_start, page_end=c.page_end,
-            section=c.section_title, text=c.text, score=float(h.score), query=query, before=befores.get(c.pk, ""),
+            section=c.section_title, text=c.text, score=float(h.score), query=query,
         ))
     return out
-
-
-# How much of the chunk before Source.before keeps: its last sentences, enough for the one
-# the chunk's first sentence refers back to.
-BEFORE_CHARS = 600
-
-
-def _befores(chunks: list) -> dict[int, str]:
-    """For each chunk whose first sentence refers back (agent.local.candidates.opening), the
-    end of the chunk before it in its document (not a reference chunk), less the sentences
-    this chunk repeats (the chunker's overlap): Source.before. One query for all of them."""
-    from agent.local.candidates import opening
-
-    wanted = {(c.document_id, c.ordinal - 1): c for c in chunks if c.ordinal > 0 and opening(c.text)}
-    if not wanted:
-        return {}
-    rows = Chunk.objects.filter(document_id__in={d for d, _ in wanted}, ordinal__in={n for _, n in wanted},
-                                is_reference=False).values_list("document_id", "ordinal", "text")
-    out: dict[int, str] = {}
-    for doc, n, text in rows:
-        c = wanted.get((doc, n))
-        if c is not None:
-            out[c.pk] = _unrepeated(text, c.text)[-BEFORE_CHARS:]
-    return out
-
-
-def _unrepeated(before: str, text: str) -> str:
-    """`before` less its end when `text` opens by repeating it (the chunks' overlap)."""
-    head = text[:20]
-    at = before.find(head) if head else -1
-    while at >= 0:
-        if text.startswith(before[at:]):
-            return before[:at]
-        at = before.find(head, at + 1)
-    return before
 
 
 # The opening chunks (title, abstract, introduction) a paper's short name is read from.

@@ -69,11 +69,6 @@ class Source(BaseModel):
     # agent.local.premise_check.premise_search): the premise check reads it, the choice of the
     # answering sentences does not (it is also `pool`).
     premise_search: bool = False
-    # The end of the chunk before in its document (the part this chunk does not repeat),
-    # filled by the retriever only when this chunk's first sentence refers back ("This hurts
-    # perplexity, ...": agent.local.candidates.opening): where that sentence's subject is named.
-    # Context for choosing sentences, never quoted from this source.
-    before: str = ""
 
     @property
     def from_web(self) -> bool:

@@ -146,7 +146,7 @@ def run_rows(questions: list[dict], retriever_for, params=None) -> list[dict]:
     keeps every need's best candidate, so a recount can apply any floor)."""
     from agent.benchmark.metrics import spans_covered
     from agent.configs import build_roles, get_config
-    from agent.local.candidates import candidates, doc_key, embedded_text, plan_facts, terms_by_document
+    from agent.local.candidates import candidates, doc_key, plan_facts, terms_by_document
     from agent.local.planner import asked_noun
     from agent.local.premise_check import answer_confirms
     from agent.local.selection import candidate_idf
@@ -164,7 +164,7 @@ def run_rows(questions: list[dict], retriever_for, params=None) -> list[dict]:
         auditor, plan, sources = roles.auditor, result.plan, result.sources
         facts = plan_facts(q["question"], plan)
         cands = candidates(facts, plan.premise, sources)
-        vecs = auditor._vectors(facts + [embedded_text(c) for c in cands])
+        vecs = auditor._vectors(facts + [c.raw or c.quote for c in cands])
         doc_terms, idf = terms_by_document(sources), candidate_idf([c.terms for c in cands])
         premise = result.audit.premise if result.audit else None
         by_answer = premise is not None and premise.reason == "the answering sentence states it"

@@ -136,14 +136,7 @@ def where_lost(question: str, spans: list[str], result, auditor, retriever, k: i
     eligibility, pointer, anchors, P(answers) floor), "ranked" (it passed the gates: its rank,
     P(answers) and the need probability it would give as the best sentence)."""
     from agent.local.answer_type import need_of, offers, points_elsewhere
-    from agent.local.candidates import (
-        candidates,
-        doc_key,
-        embedded_text,
-        gate_coverage,
-        plan_facts,
-        terms_by_document,
-    )
+    from agent.local.candidates import candidates, doc_key, gate_coverage, plan_facts, terms_by_document
     from agent.local.eligibility import eligible
     from agent.local.reformulator import _keywords
     from agent.local.selection import candidate_idf
@@ -154,7 +147,7 @@ def where_lost(question: str, spans: list[str], result, auditor, retriever, k: i
     plan, sources = result.plan, result.sources
     facts = plan_facts(question, plan)
     cands = candidates(facts, plan.premise, sources)
-    vecs = auditor._vectors(facts + [embedded_text(c) for c in cands])
+    vecs = auditor._vectors(facts + [c.raw or c.quote for c in cands])
     doc_terms = terms_by_document(sources)
     idf = candidate_idf([c.terms for c in cands])
     ranks = [auditor._rank(f, v, cands, vecs[len(facts):], sources, doc_terms, idf)[1]

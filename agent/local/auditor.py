@@ -42,7 +42,6 @@ from agent.local.candidates import (
     Candidate,
     candidates,
     doc_key,
-    embedded_text,
     gate_anchors,
     gate_coverage,
     plan_facts,
@@ -229,7 +228,7 @@ class LocalAuditor:
         for c in candidates(facts, plan.premise, sources):
             (searched if sources[c.source_index].premise_search else cands).append(c)
         own = [s for s in sources if not s.premise_search]
-        vecs = self._vectors(facts + premises + [embedded_text(c) for c in cands + searched])
+        vecs = self._vectors(facts + premises + [c.raw or c.quote for c in cands + searched])
         fact_vecs = vecs[: len(facts)]
         premise_vecs = vecs[len(facts): len(facts) + len(premises)]
         sent_vecs = vecs[len(facts) + len(premises): len(vecs) - len(searched)]
@@ -424,10 +423,7 @@ class LocalAuditor:
             context_terms = term_set(cand.context)
             # The sentence before counts at half weight: "The default is MEAN." answers
             # "which pooling strategy ..." after "We try three pooling strategies".
-            # A chunk's first sentence that leans on the chunk before is read with its sentence
-            # before in full (candidates.Candidate.across): that sentence names its subject.
-            cov = sc.coverage + (1.0 if cand.across else 0.5) * (coverage(terms, cand.terms | context_terms)
-                                                                 - sc.coverage)
+            cov = sc.coverage + 0.5 * (coverage(terms, cand.terms | context_terms) - sc.coverage)
             support = max(sc.support, p.w_coverage * cov + (1 - p.w_coverage) * sc.similarity)
             fit = offers(need, fact, cand.quote, context=cand.context)
             # A quote the verifier would drop (a fragment of a few words) cannot answer.
@@ -455,7 +451,7 @@ class LocalAuditor:
         gives (its need features, that list) instead (bench/calibrate_sufficiency.py)."""
         facts = plan_facts(question, plan)
         cands = candidates(facts, plan.premise, sources)
-        vecs = self._vectors(facts + [embedded_text(c) for c in cands])
+        vecs = self._vectors(facts + [c.raw or c.quote for c in cands])
         doc_terms = terms_by_document(sources)
         idf = candidate_idf([c.terms for c in cands])
         out = []
@@ -474,7 +470,7 @@ class LocalAuditor:
         p = self.params
         facts = plan_facts(question, plan)
         cands = candidates(facts, plan.premise, sources)
-        vecs = self._vectors(facts + [embedded_text(c) for c in cands])
+        vecs = self._vectors(facts + [c.raw or c.quote for c in cands])
         doc_terms = terms_by_document(sources)
         idf = candidate_idf([c.terms for c in cands])
         out: set[str] = set()

@@ -5,12 +5,6 @@ A candidate is an answer-eligible sentence (agent.local.eligibility: no headings
 references, instructions) of a chunk that does not try to steer a model, sharing at least
 one content term with a fact or the premise. It keeps the sentence before it and the
 document title as context: what "it" and "we" refer to.
-
-A chunk's first sentence that opens by referring back ("This hurts perplexity, ...", "They
-are trained ...") or with a connective ("However, ...") has its sentence before in the chunk
-before (Source.before, which the retriever fills for such chunks only): that sentence is its
-context, and its terms make it a candidate, as a sentence before in the same chunk would be
-were its own terms enough.
 """
 
 from __future__ import annotations
@@ -20,20 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from agent.local.eligibility import eligible, is_injection
-from agent.local.text import (
-    anchor_coverage,
-    anchor_terms,
-    content_terms,
-    split_sentences,
-    stem,
-    term_set,
-    words,
-)
+from agent.local.text import anchor_coverage, anchor_terms, content_terms, split_sentences, stem, term_set
 from agent.types import Plan, Source
 
 MAX_SENTENCE_CHARS = 600
-# The most of a sentence before from the chunk before that is read as context.
-BEFORE_CHARS = 300
 
 
 @dataclass
@@ -46,89 +30,6 @@ class Candidate:
     # text (EmbeddingCache), so its vector costs a cache read, not a model run.
     raw: str = ""
     previous: str = ""  # the sentence before, as the splitter gave it ("" at a chunk's start)
-    # The sentence before came from the chunk before (Source.before): the candidate is its
-    # chunk's first sentence and refers back (opens_back).
-    across: bool = False
-
-
-def embedded_text(cand: Candidate) -> str:
-    """What the candidate's vector is of: the sentence as the splitter gave it (the index
-    embedded it already), or, for a chunk's first sentence that leans on the chunk before
-    (Candidate.across), that sentence read after its sentence before: "This hurts perplexity"
-    is close to a question about label smoothing only with "we employed label smoothing"."""
-    own = cand.raw or cand.quote
-    return f"{cand.previous} {own}" if cand.across and cand.previous else own
-
-
-# Words that, among a sentence's first four, refer back to what the sentence before said
-# ("For each of these we use ...", "They are trained ...", "This yields ...").
-BACK_REFERENCES = frozenset({"it", "its", "they", "their", "them", "this", "these", "those", "such", "latter",
-                             "former", "both"})
-# What "this"/"these" name when they point at the paper itself, not at the sentence before.
-SELF_NOUNS = frozenset({"paper", "publication", "work", "study", "section", "survey", "article", "chapter",
-                        "appendix", "figure", "table", "setting", "way", "end", "case"})
-# A connective that continues the sentence before ("However, ...", "As a result, ...").
-_CONNECTIVE = re.compile(
-    r"^(?:however|moreover|furthermore|therefore|thus|hence|instead|additionally|consequently|nevertheless|"
-    r"nonetheless|accordingly|likewise|similarly|conversely|otherwise|in addition|in contrast|by contrast|"
-    r"on the other hand|as a result|for this reason|to this end|in particular|in this case|in other words)\b",
-    re.IGNORECASE)
-
-
-def refers_back(sentence: str) -> bool:
-    """Whether the sentence leans on the one before it: a pronoun or demonstrative among its
-    first four words, before a content word of its own ("For each of these we use dk = 64.",
-    "This means ..."; not "this paper", not "Lumen fetches its results")."""
-    opening = words(sentence)[:4]
-    for n, w in enumerate(opening):
-        if w in BACK_REFERENCES:
-            return not (w in ("this", "these") and n + 1 < len(opening) and opening[n + 1] in SELF_NOUNS)
-        if content_terms(w):
-            # A pronoun after the sentence's own subject refers to that subject.
-            return False
-    return False
-
-
-def opens_back(sentence: str) -> bool:
-    """Whether the sentence refers back (refers_back) or opens with a connective."""
-    return refers_back(sentence) or bool(_CONNECTIVE.match(sentence.strip()))
-
-
-def _continues(raw: str) -> bool:
-    """A chunk's first piece that continues a sentence the chunk before began (the chunk
-    was cut inside it): it opens with a lower-case letter, a digit or punctuation."""
-    first = raw.lstrip()[:1]
-    return bool(first) and not first.isupper() and not first.isspace()
-
-
-def opening(text: str) -> tuple[str, str] | None:
-    """(the piece before it, the first whole sentence) of a chunk whose first whole sentence
-    opens back (opens_back), else None. The piece before is "" or the tail of a sentence the
-    chunk before began ("0.1 [36]." when the cut fell inside "... of value 0.1 [36].")."""
-    sentences = split_sentences(text)
-    lead = ""
-    if len(sentences) > 1 and _continues(sentences[0]):
-        lead, sentences = sentences[0], sentences[1:]
-    if not sentences:
-        return None
-    quote = eligible(sentences[0])
-    return (lead, sentences[0]) if quote and opens_back(quote) else None
-
-
-def sentence_before(before: str, lead: str) -> str:
-    """The sentence before a chunk's first whole sentence: the last sentence of the text of
-    the chunk before (`before`) followed by the chunk's own opening piece (`lead`)."""
-    pieces = split_sentences(f"{before} {lead}".strip())
-    if not pieces:
-        return ""
-    out = [pieces.pop()]
-    # A piece the splitter cut at a decimal point or an abbreviation is joined to the one before.
-    while pieces and _continues(out[0]):
-        out.insert(0, pieces.pop())
-    joined = " ".join(out)
-    # A table run on into the sentence ("... 28.4 41.8 Label Smoothing During training, we
-    # employed ...") is one piece to the splitter: its end is what the next sentence leans on.
-    return joined if len(joined) <= BEFORE_CHARS else joined[-BEFORE_CHARS:].split(" ", 1)[-1]
 
 
 def candidates(facts: list[str], premise: str, sources: list[Source]) -> list[Candidate]:
@@ -144,23 +45,13 @@ def candidates(facts: list[str], premise: str, sources: list[Source]) -> list[Ca
             continue
         # A sentence of the Doc2query paper speaks of Doc2query even when it says "we".
         title_terms = term_set(source.document_title)
-        # The chunk's first sentence that refers back, with its sentence before from the chunk before.
-        first = opening(source.text) if source.before else None
         previous = ""
         for raw in split_sentences(source.text):
             quote = eligible(raw)
-            across = False
-            if first is not None and raw == first[1]:
-                # Only a sentence a reader would accept (prose: not an equation, not a table
-                # run on into a sentence) names what "this formulation" is.
-                before = sentence_before(source.before, first[0])
-                across = bool(eligible(before))
-                previous = before if across else previous
             if quote and len(quote) <= MAX_SENTENCE_CHARS:
                 terms = term_set(quote)
-                if wanted & (terms | title_terms | (term_set(previous) if across else set())):
-                    out.append(Candidate(i, quote, f"{previous} {source.document_title}", terms, raw, previous,
-                                         across))
+                if wanted & (terms | title_terms):
+                    out.append(Candidate(i, quote, f"{previous} {source.document_title}", terms, raw, previous))
             previous = raw
     return out
 

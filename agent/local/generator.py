@@ -28,10 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent.local.answer_type import need_of, offers, points_elsewhere, polarity
-from agent.local.candidates import opening, refers_back
 from agent.local.eligibility import eligible, is_injection, is_label
 from agent.local.embed import EmbedFn, get_embed
-from agent.local.text import anchor_terms, content_terms, split_sentences, term_set
+from agent.local.text import anchor_terms, content_terms, split_sentences, term_set, words
 from agent.types import (
     AuditResult,
     Draft,
@@ -203,9 +202,9 @@ def _answer_sentences(question: str, audit: AuditResult, marker: dict[int, int],
     chosen.sort(key=lambda item: (item[0], first_of_chunk[(item[0], item[2].chunk_id)], item[2].quote_start))
     out: list[DraftSentence] = []
     for i, rank, s in chosen:
-        if (i, rank) in leads and leads[(i, rank)][1] in marker:
-            lead, where = leads[(i, rank)]
-            out.append(DraftSentence(text=lead, citations=[marker[where]], quote=lead))
+        if (i, rank) in leads:
+            lead = leads[(i, rank)]
+            out.append(DraftSentence(text=lead, citations=[marker[s.chunk_id]], quote=lead))
         out.append(DraftSentence(text=s.quote, citations=[marker[s.chunk_id]], quote=s.quote))
         if (i, rank) in follows:
             after = follows[(i, rank)]
@@ -247,30 +246,26 @@ def _near_duplicate(a: set[str], b: set[str]) -> bool:
 
 
 def _leads(chosen: list[tuple[int, int, SupportingSentence]], audit: AuditResult, sources: list[Source],
-           seen_terms: list[set[str]]) -> dict[tuple[int, int], tuple[str, int]]:
-    """(fact, rank) of each fact's best sentence that leans on the sentence before it -> that
-    sentence and the chunk it is quoted from (its own, or the chunk before: lead_across)."""
-    by_id = {s.chunk_id: s for s in sources}
-    out: dict[tuple[int, int], tuple[str, int]] = {}
+           seen_terms: list[set[str]]) -> dict[tuple[int, int], str]:
+    """(fact, rank) of each fact's best sentence that leans on the sentence before it -> that sentence."""
+    texts = {s.chunk_id: s.text for s in sources}
+    out: dict[tuple[int, int], str] = {}
     for i, rank, s in chosen:
-        if rank > 0 or s.chunk_id not in by_id:
+        if rank > 0 or s.chunk_id not in texts:
             continue
-        fact = audit.facts[i].fact
-        lead, where = lead_sentence(fact, s.quote, by_id[s.chunk_id].text), s.chunk_id
-        if not lead:
-            lead, where = lead_across(fact, s.quote, by_id[s.chunk_id], sources)
+        lead = lead_sentence(audit.facts[i].fact, s.quote, texts[s.chunk_id])
         if lead and not any(_near_duplicate(term_set(lead), t) for t in seen_terms):
-            out[(i, rank)] = (lead, where)
+            out[(i, rank)] = lead
     return out
 
 
 def _follow_ons(chosen: list[tuple[int, int, SupportingSentence]], audit: AuditResult, sources: list[Source],
-                seen_terms: list[set[str]], leads: dict[tuple[int, int], tuple[str, int]], mode: str,
+                seen_terms: list[set[str]], leads: dict[tuple[int, int], str], mode: str,
                 ) -> dict[tuple[int, int], str]:
     """(fact, rank) of each fact's best sentence -> the sentence after it that the answer
     reads next (follow_on_sentence in `mode`)."""
     texts = {s.chunk_id: s.text for s in sources}
-    stated = {s.quote for _, _, s in chosen} | {lead for lead, _ in leads.values()}
+    stated = {s.quote for _, _, s in chosen} | set(leads.values())
     out: dict[tuple[int, int], str] = {}
     for i, rank, s in chosen:
         if rank > 0 or s.chunk_id not in texts:
@@ -304,23 +299,13 @@ def follow_on_sentence(fact: str, quote: str, chunk_text: str, *, mode: str = "t
     return after
 
 
-def lead_across(fact: str, quote: str, source: Source, sources: list[Source]) -> tuple[str, int]:
-    """The sentence before `quote` and the chunk it is quoted from, when `quote` is the first
-    sentence of its chunk and leans on the last sentence of the chunk before (agent.local.
-    candidates.opening, Source.before) and that chunk is among `sources` (same document), else
-    ("", 0). As lead_sentence, the sentence must be answer-eligible, say something of the fact
-    and not merely point elsewhere; a sentence the chunk boundary cut in two is not quoted."""
-    first = opening(source.text) if source.before else None
-    if first is None or first[0] or eligible(first[1]) != quote or not refers_back(quote):
-        return "", 0
-    pieces = split_sentences(source.before)
-    before = eligible(pieces[-1]) if pieces else ""
-    if not before or points_elsewhere(before) or not set(content_terms(fact)) & term_set(before):
-        return "", 0
-    where = next((s.chunk_id for s in sources if s.document_id == source.document_id
-                  and s.chunk_id != source.chunk_id
-                  and before in {eligible(raw) for raw in split_sentences(s.text)}), 0)
-    return (before, where) if where else ("", 0)
+# Words that, among a sentence's first four, refer back to what the sentence before said
+# ("For each of these we use ...", "They are trained ...", "This yields ...").
+_BACK_REFERENCES = frozenset({"it", "its", "they", "their", "them", "this", "these", "those", "such", "latter",
+                              "former", "both"})
+# What "this"/"these" name when they point at the paper itself, not at the sentence before.
+_SELF = frozenset({"paper", "publication", "work", "study", "section", "survey", "article", "chapter", "appendix",
+                   "figure", "table", "setting", "way", "end", "case"})
 
 
 def lead_sentence(fact: str, quote: str, chunk_text: str) -> str:
@@ -338,7 +323,17 @@ def lead_sentence(fact: str, quote: str, chunk_text: str) -> str:
     wanted = set(content_terms(fact))
     if not wanted & term_set(before):
         return ""
-    return before if refers_back(quote) else ""
+    opening = words(quote)[:4]
+    refers_back = False
+    for n, w in enumerate(opening):
+        if w in _BACK_REFERENCES:
+            refers_back = not (w in ("this", "these") and n + 1 < len(opening) and opening[n + 1] in _SELF)
+            break
+        if content_terms(w):
+            # A pronoun after the sentence's own subject ("Lumen fetches its results") refers to
+            # that subject, not to the sentence before.
+            break
+    return before if refers_back else ""
 
 
 _TOPICS = {"results": "the main results", "result": "the main result", "findings": "the main findings",
