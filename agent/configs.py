@@ -62,6 +62,11 @@ class RunConfig:
     # gives, in the papers it names (agent.loop.AgentLoop._premise_search); the premise check
     # reads its chunks, the choice of the answering sentences does not (docs/agent.md).
     premise_search: bool = False
+    # And, for each presupposition, the chunks of the `premise_sentences` sentences closest to
+    # it as stated (names and values kept), in the papers it names (the collection when it
+    # names none): the premise's own retrieval, read by the premise check only, like the
+    # chunks of premise_search (agent.local.premise_check.premise_statement; 0: none).
+    premise_sentences: int = 0
     # LLM backends: an audited ANSWER or PARTIAL stands only where the local auditor would not
     # refuse the question on the same evidence (agent.llm.drafts.local_refusal: "needs", no need
     # answered; "verdict", any refusal; "off"); else the run refuses. Measured on the calibration
@@ -96,6 +101,10 @@ HEAD_NAMES = 1.0
 # The search for what each presupposition states (RunConfig.premise_search; docs/benchmarks.md,
 # "In-paper premise search (stop 28)").
 PREMISE_SEARCH = True
+# The premise's own retrieval (RunConfig.premise_sentences): off. With the 3 best sentences'
+# chunks it changed no outcome of the calibration premise set, blind2 or blind3 and cited
+# no sentence, for one more search per premise (docs/benchmarks.md, "Premise retrieval (stop 31)").
+PREMISE_SENTENCES = 0
 
 CONFIGS: dict[str, RunConfig] = {
     c.name: c
@@ -106,12 +115,15 @@ CONFIGS: dict[str, RunConfig] = {
         RunConfig("hybrid_rerank", retrieval_mode="rrf", rerank="sentence"),
         RunConfig("agentic_no_audit", plan=True),
         RunConfig("agentic_no_retry", plan=True, audit=True, sentence_pool=SENTENCE_POOL, heads=HEADS,
-                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES, premise_search=PREMISE_SEARCH),
+                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES, premise_search=PREMISE_SEARCH,
+                  premise_sentences=PREMISE_SENTENCES),
         RunConfig("agentic", plan=True, audit=True, max_retries=2, sentence_pool=SENTENCE_POOL, heads=HEADS,
-                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES, premise_search=PREMISE_SEARCH),
+                  neighbours=NEIGHBOURS, head_names=HEAD_NAMES, premise_search=PREMISE_SEARCH,
+                  premise_sentences=PREMISE_SENTENCES),
         RunConfig("agentic_rerank", rerank="sentence", plan=True, audit=True, max_retries=2,
                   sentence_pool=SENTENCE_POOL, heads=HEADS, neighbours=NEIGHBOURS, head_names=HEAD_NAMES,
-                  premise_search=PREMISE_SEARCH),
+                  premise_search=PREMISE_SEARCH,
+                  premise_sentences=PREMISE_SENTENCES),
     )
 }
 # The one list of configuration names (the ask form, the API, benchmarks).

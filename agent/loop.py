@@ -212,16 +212,20 @@ class AgentLoop:
         (agent.local.premise_check.premise_search): the question's own searches run on its
         topic, and the sentence that contradicts its premise ("The default configuration is
         MEAN." against "Why is MAX pooling SBERT's default?") is often not among their top k."""
-        from agent.local.premise_check import premise_search
+        from agent.local.premise_check import premise_search, premise_statement
 
         search = getattr(self.retriever, "retrieve_within", None)
-        if search is None:
-            return []
+        # And the premise's own retrieval (RunConfig.premise_sentences): the chunks of the
+        # sentences closest to the premise as stated, in the same papers.
+        closest = getattr(self.retriever, "retrieve_sentences_within", None) if self.config.premise_sentences else None
         out = []
         for premise in premises:
             query, documents = premise_search(premise, found)
-            if query:
+            if query and search is not None:
                 out.append((query, search(query, k=self.config.top_k, document_ids=documents)))
+            statement, documents = premise_statement(premise, found) if closest is not None else ("", None)
+            if statement:
+                out.append((statement, closest(statement, k=self.config.premise_sentences, document_ids=documents)))
         return out
 
     def run(self, question: str) -> LoopResult:

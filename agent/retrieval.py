@@ -82,6 +82,17 @@ class CollectionRetriever:
         return _sources(index_sentence_search(collection=self.collection, query=query, k=k,
                                               document_ids=self.document_ids), query)
 
+    def retrieve_sentences_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
+        """retrieve_sentences over the given documents only (all of the collection's when None),
+        never outside the run's own documents (as retrieve_within)."""
+        from knowledge.indexing.search import index_sentence_search
+
+        if self.document_ids is not None:
+            inside = [d for d in document_ids or () if d in self.document_ids]
+            document_ids = inside or list(self.document_ids)
+        return _sources(index_sentence_search(collection=self.collection, query=query, k=k,
+                                              document_ids=document_ids), query)
+
     def retrieve_heads(self, query: str, *, k: int) -> list[Source]:
         """Each retriever's own k best chunks (BM25's, then the dense search's, alternating):
         a chunk one list ranks first and the other not at all sits near rank 30 after RRF."""
@@ -212,6 +223,10 @@ class MultiCollectionRetriever:
         found = [s for part in self.parts for s in part.retrieve_sentences(query, k=k)]
         return sorted(found, key=lambda s: -s.score)[:k]
 
+    def retrieve_sentences_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
+        found = [s for part in self.parts for s in part.retrieve_sentences_within(query, k=k, document_ids=document_ids)]
+        return sorted(found, key=lambda s: -s.score)[:k]
+
     def retrieve_heads(self, query: str, *, k: int) -> list[Source]:
         return _alternate([part.retrieve_heads(query, k=k) for part in self.parts])
 
@@ -263,6 +278,9 @@ class ThreadRetriever:
 
     def retrieve_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
         return self._on_thread(partial(self.inner.retrieve_within, document_ids=document_ids), query, k)
+
+    def retrieve_sentences_within(self, query: str, *, k: int, document_ids: list[int] | None) -> list[Source]:
+        return self._on_thread(partial(self.inner.retrieve_sentences_within, document_ids=document_ids), query, k)
 
     def neighbours(self, sources: list[Source]) -> list[Source]:
         return self.inner.neighbours(sources)

@@ -210,6 +210,12 @@ class _MemoRetriever:
             self.memo[key] = self.inner.retrieve_within(query, k=k, document_ids=document_ids)
         return self.memo[key]
 
+    def retrieve_sentences_within(self, query: str, *, k: int, document_ids):
+        key = (query, k, "sentences within", tuple(document_ids or ()))
+        if key not in self.memo:
+            self.memo[key] = self.inner.retrieve_sentences_within(query, k=k, document_ids=document_ids)
+        return self.memo[key]
+
     def vocabulary(self, document_id: int):
         # A document's whole vocabulary, as the portal's retriever gives the verifier (cached there).
         return self.inner.vocabulary(document_id)

@@ -84,6 +84,17 @@ class AuditorParams:
     anchor_min: float = 0.75
     # A sentence contradicts the premise only if it is at least this relevant to it.
     premise_contradict_min: float = 0.45
+    # ... or this relevant when it gives another value in the premise's place (a number,
+    # another name, another step, a rank: every cue but a negation; the classifier alone
+    # never) and is a sentence of the question's own chunks (not only the premise search's):
+    # a value in the same frame is a sign of its own, where a formula glued to the sentence
+    # or the premise's noun standing in the sentence before lowers its relevance
+    # (agent.local.premise_check.check_premise). Chosen on the calibration halves of the
+    # premise set, blind2 and blind3 (bench/premises.py --params, grid 0.45/0.35/0.25): 0.35
+    # gains one correction and no false alarm; the window is narrow (the sentence gained at
+    # 0.363, a false alarm at 0.348 with 0.25 from a premise-search sentence, which keeps
+    # premise_contradict_min); docs/benchmarks.md, "Premise retrieval (stop 31)".
+    premise_value_min: float = 0.35
     # The premise counts as asserted by a sentence at least this close to it.
     premise_support_min: float = 0.42
     # Which sentence answers a need: agent.local.selection's logistic model (weights in the

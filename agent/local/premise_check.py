@@ -143,7 +143,7 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         # is MEAN."): its relevance counts the terms of that context too.
         in_context = coverage(terms, cand.terms | term_set(cand.context))
         relevance = max(sc.support, p.w_coverage * in_context + (1 - p.w_coverage) * sc.similarity)
-        if relevance >= min(p.premise_contradict_min, p.premise_support_min) and about:
+        if relevance >= min(p.premise_contradict_min, p.premise_support_min, p.premise_value_min) and about:
             relevant.append((sc, cand, source, relevance))
 
         elif (relevance >= p.premise_contradict_min and len(loose_anchors) >= 2
@@ -202,7 +202,13 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         disagrees = bool(cue) or p_false >= p.premise_false_min
         if source.premise_search and (not cue or cue == "negation"):
             disagrees = False
-        if disagrees and relevance >= p.premise_contradict_min and _same_topic(premise, cand, fixed):
+        # A value given in the premise's place passes a gate of its own (premise_value_min),
+        # in a sentence of the question's own chunks: the premise search reads many more of
+        # the paper's sentences that share the relation's words, and a number among them is
+        # often another quantity ("6,900 queries" against "the top 1000 documents per query").
+        value = bool(cue) and cue != "negation" and not source.premise_search
+        gate = p.premise_value_min if value else p.premise_contradict_min
+        if disagrees and relevance >= gate and _same_topic(premise, cand, fixed):
             # Of several disagreeing sentences, the one that shares the premise's rarer
             # terms is about the same statement ("The default configuration is MEAN."
             # against a premise about the default), not a neighbouring one.
@@ -522,7 +528,8 @@ _LEADING = frozenset({"on", "in", "of", "for", "to", "with", "by", "from", "at",
                       "the", "a", "an", "its", "their", "this", "these", "those", "some"})
 
 
-def premise_search(premise: str, sources: list[Source]) -> tuple[str, list[int] | None]:
+def premise_search(premise: str, sources: list[Source], *, documents_only: bool = False
+                   ) -> tuple[str, list[int] | None]:
     """The search for the sentence that states what the premise presupposes, whatever
     value it gives ("Why is MAX pooling SBERT's default?": the sentence saying which
     pooling is the default): the query, and the documents it searches (None: the whole
@@ -559,6 +566,8 @@ def premise_search(premise: str, sources: list[Source]) -> tuple[str, list[int] 
     if subject and subject not in wanted:
         wanted.append(subject)
     documents = _named_documents(wanted, sources)
+    if documents_only:
+        return "", documents or None
 
     def query(drop: set[int]) -> str:
         gone = set(drop)
@@ -576,6 +585,21 @@ def premise_search(premise: str, sources: list[Source]) -> tuple[str, list[int] 
     if not documents and not values:
         return "", None
     return found, documents or None
+
+
+def premise_statement(premise: str, sources: list[Source]) -> tuple[str, list[int] | None]:
+    """The premise's own retrieval (RunConfig.premise_sentences): the query is the premise as
+    stated, names and values kept, less its cited authors (candidates.without_citations); the
+    documents are premise_search's (the papers it names among the question's retrieved
+    ones), None when it names none (the whole collection). premise_search asks for the
+    relation with whatever value fills it; this one asks for the sentence closest to the
+    statement itself, which is where a paper gives the premise's relation with another
+    value in its place ("We use the Bing search engine as the retriever." for "X uses the
+    Google search engine as the retriever"). ("", None) for an empty premise."""
+    statement = without_citations(premise).strip()
+    if not content_terms(statement):
+        return "", None
+    return statement, premise_search(premise, sources, documents_only=True)[1]
 
 
 def _stems(name: str) -> list[str]:
