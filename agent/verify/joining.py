@@ -5,7 +5,7 @@ agent.local.candidates.read_sources)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from agent.types import Source
 from knowledge.text.hyphens import Vocabulary, join_line_breaks, line_broken
@@ -15,6 +15,28 @@ from knowledge.text.hyphens import Vocabulary, join_line_breaks, line_broken
 DocumentVocabulary = Callable[[int], Vocabulary | None]
 # join(text, documents): the text with its cut words joined as those documents write them.
 Joiner = Callable[[str, Iterable[object]], str]
+
+
+class _Then(Sequence[Vocabulary]):
+    """Some vocabularies, then one more read only when a word the first do not decide is met
+    (all the retrieved chunks' vocabulary costs more than the rest of a join)."""
+
+    def __init__(self, first: list[Vocabulary], then: Callable[[], Vocabulary]) -> None:
+        self.first, self.then = first, then
+
+    def __len__(self) -> int:
+        return len(self.first) + 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[n] for n in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if 0 <= i < len(self.first):
+            return self.first[i]
+        if i == len(self.first):
+            return self.then()
+        raise IndexError(i)
 
 
 def document_of(source: Source) -> object:
@@ -43,6 +65,7 @@ def line_break_joiner(sources: list[Source], document_vocabulary: DocumentVocabu
     def join(text: str, documents: Iterable[object]) -> str:
         if not line_broken(text):
             return text
-        return join_line_breaks(text, [*(vocabulary(d) for d in dict.fromkeys(documents)), vocabulary(None)])
+        own = [vocabulary(d) for d in dict.fromkeys(documents)]
+        return join_line_breaks(text, _Then(own, lambda: vocabulary(None)))
 
     return join
