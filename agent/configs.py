@@ -212,9 +212,11 @@ def build_roles(config: RunConfig, backend: str = "local", *, client: Any = None
         from agent.local.generator import ExtractiveGenerator
         from agent.local.planner import RulePlanner
         from agent.local.reformulator import KeywordReformulator
+        from knowledge.vocabulary import document_vocabulary
 
         generator: Generator = ExtractiveGenerator(embed)
-        auditor: Auditor = LocalAuditor(embed)
+        # The paper's whole text decides a word a line break cut, as for the verifier's quotes.
+        auditor: Auditor = LocalAuditor(embed, vocabulary=document_vocabulary)
         if backend != "local":
             from agent.llm import LLMClient
 

@@ -16,8 +16,8 @@ from contextvars import ContextVar
 
 from agent import prompts
 from agent.types import Source
-from agent.verify import line_break_joiner
-from agent.verify.verifier import DocumentVocabulary
+from agent.verify import DocumentVocabulary, line_break_joiner
+from agent.verify.joining import document_of
 from knowledge.text import line_broken
 
 # Where the answer being written goes (the run's preview), for the current run only: a
@@ -91,7 +91,7 @@ def answer_preview(done: Sequence[str] = (), sources: Sequence[Source] = ()) -> 
         return None
     last = [""]
     join = line_break_joiner(sources, _VOCABULARY.get())
-    chunk_ids = [s.chunk_id for s in sources]
+    documents = [document_of(s) for s in sources]
 
     def on_text(raw: str) -> None:
         text = " ".join([*done, partial_answer_text(raw)]).strip()
@@ -101,7 +101,7 @@ def answer_preview(done: Sequence[str] = (), sources: Sequence[Source] = ()) -> 
             pending = _PENDING_FIRST_PART if raw.endswith(("- ", "-\\n")) else _PENDING_BREAK
             text = pending.sub("", text).rstrip()
         if line_broken(text):
-            text = join(text, chunk_ids)
+            text = join(text, documents)
         if text != last[0]:
             last[0] = text
             sink(text)

@@ -45,6 +45,7 @@ from agent.local.candidates import (
     gate_anchors,
     gate_coverage,
     plan_facts,
+    read_sources,
     terms_by_document,
 )
 from agent.local.clarify import ClarifyParams, clarify_from_evidence, paper_key, paper_name, resolving_paper
@@ -63,12 +64,14 @@ from agent.types import (
     Conflict,
     FactAudit,
     Plan,
+    PremiseCheck,
     Source,
     SupportingSentence,
     SupportLabel,
     Verdict,
 )
-from agent.verify import eligibility, find_quote
+from agent.verify import DocumentVocabulary, Joiner, eligibility, find_quote, line_break_joiner, quote_span
+from knowledge.text import collapse_spaces, line_broken
 
 
 @dataclass(frozen=True)
@@ -215,20 +218,38 @@ class LocalAuditor:
     # (agent.loop: RunConfig.pool, RunConfig.sentence_pool), and keeps them from the premise check.
     reads_pool = True
 
-    def __init__(self, embed: EmbedFn | None = None, params: AuditorParams | None = None) -> None:
+    def __init__(self, embed: EmbedFn | None = None, params: AuditorParams | None = None, *,
+                 vocabulary: DocumentVocabulary | None = None) -> None:
         self._embed = embed
         self.params = params or AuditorParams()
+        # A document's whole vocabulary by its id (knowledge.vocabulary.document_vocabulary):
+        # what decides a word a line break cut in a retrieved chunk (agent.local.candidates).
+        # None: the retrieved chunks decide.
+        self.vocabulary = vocabulary
+
+    def _read(self, sources: list[Source]) -> tuple[list[Source], Joiner]:
+        """The sources as the roles read them, each word a line break cut written whole
+        (agent.local.candidates.read_sources), and the joiner that did it."""
+        join = line_break_joiner(sources, self.vocabulary)
+        return read_sources(sources, join), join
 
     def _vectors(self, texts: list[str]) -> np.ndarray:
         embed = self._embed or get_embed()
         return embed(texts)
 
     def audit(self, question: str, plan: Plan, sources: list[Source], *, can_retry: bool) -> AuditResult:
-        p = self.params
         if plan.clarify:
             reason = ("the question names no paper, result or term to look for" if plan.clarify == "vague"
                       else "summarising or comparing whole papers is not something an extractive answer can do")
             return AuditResult(verdict=Verdict.CLARIFY, reason=reason, missing=[question])
+        read, join = self._read(sources)
+        return self._audit(question, plan, sources, read, join, can_retry=can_retry)
+
+    def _audit(self, question: str, plan: Plan, stored: list[Source], sources: list[Source], join: Joiner, *,
+               can_retry: bool) -> AuditResult:
+        """audit() on the sources as stored and as read (`sources`, by `join`): every score reads
+        the joined words, every quote handed on is the stored text."""
+        p = self.params
         facts = plan_facts(question, plan)
         premises = plan.premises
         # The candidates are those of the facts and the main premise: the question's other
@@ -236,7 +257,7 @@ class LocalAuditor:
         # The chunks only the premise search found (Source.premise_search) are the premise
         # check's: the answering sentences are chosen as if that search had not run.
         cands, searched = [], []
-        for c in candidates(facts, plan.premise, sources):
+        for c in candidates(facts, plan.premise, stored, join=join):
             (searched if sources[c.source_index].premise_search else cands).append(c)
         own = [s for s in sources if not s.premise_search]
         vecs = self._vectors(facts + premises + [c.raw or c.quote for c in cands + searched])
@@ -295,13 +316,13 @@ class LocalAuditor:
                 cand = cands[sc.index]
                 if any(_jaccard(cand.terms, t) >= p.duplicate_jaccard for t in picked_terms):
                     continue
-                source = sources[cand.source_index]
-                start = find_quote(cand.quote, source.text)
+                source = stored[cand.source_index]
+                start = find_quote(cand.stored_quote, source.text)
                 if start < 0:
                     continue
                 label = fact_label
                 picked.append(SupportingSentence(
-                    chunk_id=source.chunk_id, quote=cand.quote, label=label, score=round(answers, 4),
+                    chunk_id=source.chunk_id, quote=cand.stored_quote, label=label, score=round(answers, 4),
                     verified=True, quote_start=start,
                 ))
                 picked_terms.append(cand.terms)
@@ -321,11 +342,11 @@ class LocalAuditor:
                 closest = max(scores, key=lambda s: s.support, default=None)
                 if closest is not None:
                     cand = cands[closest.index]
-                    start = find_quote(cand.quote, sources[cand.source_index].text)
+                    start = find_quote(cand.stored_quote, stored[cand.source_index].text)
                     if start >= 0:
                         # Kept as the closest evidence a refusal shows, labelled for what it is.
                         picked = [SupportingSentence(
-                            chunk_id=sources[cand.source_index].chunk_id, quote=cand.quote,
+                            chunk_id=stored[cand.source_index].chunk_id, quote=cand.stored_quote,
                             label=SupportLabel.UNSUPPORTED, score=round(closest.support, 4), verified=True,
                             quote_start=start,
                         )]
@@ -363,7 +384,8 @@ class LocalAuditor:
             # question is audited again on that paper's chunks alone, and answered (or refused)
             # saying which paper it is about.
             key = paper_key(lead)
-            scoped = self.audit(question, plan, [s for s in sources if paper_key(s) == key], can_retry=can_retry)
+            scoped = self._audit(question, plan, [s for s in stored if paper_key(s) == key],
+                                 [s for s in sources if paper_key(s) == key], join, can_retry=can_retry)
             name = paper_name(lead)
             update: dict[str, object] = {"paper": name}
             if scoped.verdict in (Verdict.INSUFFICIENT_REFUSE, Verdict.INSUFFICIENT_RETRY):
@@ -374,8 +396,8 @@ class LocalAuditor:
             return AuditResult(facts=audits, premise=premise, verdict=Verdict.CLARIFY, missing=[question],
                                reason="the question does not say which paper it means, and several papers speak to it",
                                suggestions=list(asks), suggestion_documents=asks)
-        return AuditResult(facts=audits, premise=premise, conflicts=conflicts, verdict=verdict, missing=missing,
-                           reason=reason)
+        return AuditResult(facts=audits, premise=_stored_premise(premise, stored), conflicts=conflicts,
+                           verdict=verdict, missing=missing, reason=reason)
 
     def need_probability(self, ranked: list[tuple[float, float, SentenceScore, np.ndarray]], fact: str,
                          cands: list[Candidate], *, unconfirmed: bool = False) -> float:
@@ -461,14 +483,15 @@ class LocalAuditor:
         the model on these). With `need_features` (names of agent.local.sufficiency), each fact
         gives (its need features, that list) instead (bench/calibrate_sufficiency.py)."""
         facts = plan_facts(question, plan)
-        cands = candidates(facts, plan.premise, sources)
+        read, join = self._read(sources)
+        cands = candidates(facts, plan.premise, sources, join=join)
         vecs = self._vectors(facts + [c.raw or c.quote for c in cands])
-        doc_terms = terms_by_document(sources)
+        doc_terms = terms_by_document(read)
         idf = candidate_idf([c.terms for c in cands])
         out = []
         for fact, fvec in zip(facts, vecs[: len(facts)]):
-            _, ranked = self._rank(fact, fvec, cands, vecs[len(facts):], sources, doc_terms, idf)
-            listed = [(cands[sc.index].quote, sources[cands[sc.index].source_index].chunk_id, answers, x)
+            _, ranked = self._rank(fact, fvec, cands, vecs[len(facts):], read, doc_terms, idf)
+            listed = [(cands[sc.index].stored_quote, sources[cands[sc.index].source_index].chunk_id, answers, x)
                       for answers, _, sc, x in ranked]
             out.append(listed if need_features is None else
                        (self.need_features(ranked, fact, cands, need_features,
@@ -480,16 +503,17 @@ class LocalAuditor:
         (its need probability, agent.local.sufficiency, clears `need_min`)."""
         p = self.params
         facts = plan_facts(question, plan)
-        cands = candidates(facts, plan.premise, sources)
+        read, join = self._read(sources)
+        cands = candidates(facts, plan.premise, sources, join=join)
         vecs = self._vectors(facts + [c.raw or c.quote for c in cands])
-        doc_terms = terms_by_document(sources)
+        doc_terms = terms_by_document(read)
         idf = candidate_idf([c.terms for c in cands])
         out: set[str] = set()
         for fact, fvec in zip(facts, vecs[: len(facts)]):
-            _, ranked = self._rank(fact, fvec, cands, vecs[len(facts):], sources, doc_terms, idf)
+            _, ranked = self._rank(fact, fvec, cands, vecs[len(facts):], read, doc_terms, idf)
             for r in ranked:
                 if p.need_weights and self.need_probability([r], fact, cands) >= p.need_min:
-                    out.add(cands[r[2].index].quote)
+                    out.add(cands[r[2].index].stored_quote)
         return out
 
     def _conflict(self, fact: str, picked: list[SupportingSentence], near: list[Candidate],
@@ -502,16 +526,18 @@ class LocalAuditor:
         if not supported:
             return None
         first = supported[0]
-        first_cand = next((c for c in near if c.quote == first.quote), None)
+        # The supporting sentence as the roles read it (its quote is the stored text).
+        first_cand = next((c for c in near if c.stored_quote == first.quote), None)
+        first_read = first_cand.quote if first_cand else first.quote
         found = None
         for other in near:
             chunk_id = sources[other.source_index].chunk_id
-            if chunk_id == first.chunk_id or other.quote == first.quote:
+            if chunk_id == first.chunk_id or other.quote == first_read:
                 continue
             answers, support = scored.get(cands.index(other), (0.0, 0.0))
             if support < self.params.support_min:
                 continue
-            pair = conflict.Pair(fact=fact, quote_a=first.quote, quote_b=other.quote,
+            pair = conflict.Pair(fact=fact, quote_a=first_read, quote_b=other.quote,
                                  context_a=conflict.previous_sentence(first_cand, sources) if first_cand else "",
                                  context_b=conflict.previous_sentence(other, sources),
                                  answers_a=first.score, answers_b=answers, support_b=support)
@@ -522,8 +548,20 @@ class LocalAuditor:
             if trace is not None:
                 trace.append({**asdict(pair), "cue": cue, "conflict": held, "first": found is None and held})
             if held and found is None:
-                found = Conflict(fact=fact, chunk_ids=[first.chunk_id, chunk_id], quotes=[first.quote, other.quote],
+                found = Conflict(fact=fact, chunk_ids=[first.chunk_id, chunk_id],
+                                 quotes=[first.quote, other.stored_quote],
                                  cue=cue)
                 if trace is None:
                     break
         return found
+
+
+def _stored_premise(premise: PremiseCheck, stored: list[Source]) -> PremiseCheck:
+    """The premise check with its correcting quote as the stored text of its chunk (the check
+    read the joined words, agent.local.candidates.read_sources): the quote the generator cites
+    and the verifier finds there, as every other quote of an audit."""
+    if not premise.quote or premise.chunk_id is None:
+        return premise
+    text = next((s.text for s in stored if s.chunk_id == premise.chunk_id), "")
+    span = quote_span(premise.quote, text) if line_broken(text) else None
+    return premise.model_copy(update={"quote": collapse_spaces(text[span[0]:span[1]])}) if span else premise

@@ -5,6 +5,12 @@ A candidate is an answer-eligible sentence (agent.local.eligibility: no headings
 references, instructions) of a chunk that does not try to steer a model, sharing at least
 one content term with a fact or the premise. It keeps the sentence before it and the
 document title as context: what "it" and "we" refer to.
+
+The roles read a word a line break cut in the stored text ("The Lamp- Net ranker") whole, as
+the paper writes it elsewhere ("LampNet"; agent.verify.line_break_joiner): a question naming
+LampNet then shares that term with the sentence, as it would had the PDF not cut it. The
+candidate keeps its sentence as stored too: what the index embedded, and the quote handed
+on (Candidate.stored), which the verifier checks against the stored text.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from dataclasses import dataclass
 from agent.local.eligibility import eligible, is_injection
 from agent.local.text import anchor_coverage, anchor_terms, content_terms, split_sentences, stem, term_set
 from agent.types import Plan, Source
+from agent.verify.joining import Joiner, document_of
+from knowledge.text import line_broken
 
 MAX_SENTENCE_CHARS = 600
 
@@ -30,10 +38,28 @@ class Candidate:
     # text (EmbeddingCache), so its vector costs a cache read, not a model run.
     raw: str = ""
     previous: str = ""  # the sentence before, as the splitter gave it ("" at a chunk's start)
+    # The quote as stored when `quote` joins a word a line break cut in it ("The Lamp- Net
+    # ranker ..." for "The LampNet ranker ..."), else "": what an audit hands on (stored_quote).
+    stored: str = ""
+
+    @property
+    def stored_quote(self) -> str:
+        return self.stored or self.quote
 
 
-def candidates(facts: list[str], premise: str, sources: list[Source]) -> list[Candidate]:
-    """Every eligible sentence of the sources that shares a content term with a fact or the premise."""
+def read_sources(sources: list[Source], join: Joiner) -> list[Source]:
+    """The sources as the local roles read them: each word a line break cut in a chunk written
+    whole as its document writes it (`join`: agent.verify.line_break_joiner over the same
+    sources); a chunk with no such break is the same Source."""
+    return [s.model_copy(update={"text": join(s.text, [document_of(s)])}) if line_broken(s.text) else s
+            for s in sources]
+
+
+def candidates(facts: list[str], premise: str, sources: list[Source], *, join: Joiner | None = None,
+               ) -> list[Candidate]:
+    """Every eligible sentence of the sources that shares a content term with a fact or the
+    premise; with `join` (agent.verify.line_break_joiner), read with the words a line break cut
+    written whole (Candidate.quote, terms, context), the stored sentence kept (raw, stored)."""
     wanted: set[str] = set()
     for text in [*facts, premise]:
         wanted.update(content_terms(text))
@@ -45,14 +71,19 @@ def candidates(facts: list[str], premise: str, sources: list[Source]) -> list[Ca
             continue
         # A sentence of the Doc2query paper speaks of Doc2query even when it says "we".
         title_terms = term_set(source.document_title)
-        previous = ""
+        document = [document_of(source)]
+        cut = join is not None and line_broken(source.text)
+        previous = read_previous = ""
         for raw in split_sentences(source.text):
-            quote = eligible(raw)
-            if quote and len(quote) <= MAX_SENTENCE_CHARS:
+            stored = eligible(raw)
+            quote = join(stored, document) if cut and stored else stored
+            if quote and len(stored) <= MAX_SENTENCE_CHARS:
                 terms = term_set(quote)
                 if wanted & (terms | title_terms):
-                    out.append(Candidate(i, quote, f"{previous} {source.document_title}", terms, raw, previous))
+                    out.append(Candidate(i, quote, f"{read_previous} {source.document_title}", terms, raw, previous,
+                                         stored if quote != stored else ""))
             previous = raw
+            read_previous = join(raw, document) if cut else raw
     return out
 
 

@@ -182,7 +182,9 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
         # gives no value of the premise's top k.
         quote = cand.quote
         if not cue and _numbers_of(premise) and (named is None or source.document_id in named):
-            bound = next(((r, span) for r, span in bound_readings(cand.raw or cand.quote, source.text)
+            # The sentence as read: its words a line break cut are joined in `source` too.
+            said = cand.quote if cand.stored else (cand.raw or cand.quote)
+            bound = next(((r, span) for r, span in bound_readings(said, source.text)
                           if number_substitution(premise, r, ranks=True)), None)
             if bound is not None and find_quote(bound[1], source.text) >= 0:
                 cue, quote = "number", bound[1]

@@ -47,6 +47,7 @@ Rules (DESIGN.md, step 5), applied by `CitationVerifier` to every draft, whateve
 from __future__ import annotations
 
 from agent.verify.claims import Quantity, missing_names, missing_numbers, names, quantities
+from agent.verify.joining import DocumentVocabulary, Joiner, line_break_joiner
 from agent.verify.pairing import mispaired_numbers, pairings
 from agent.verify.quotes import (
     MIN_QUOTE_WORDS,
@@ -68,7 +69,7 @@ from agent.verify.supported import (
     support,
     support_score,
 )
-from agent.verify.verifier import CitationVerifier, line_break_joiner
+from agent.verify.verifier import CitationVerifier
 
 __all__ = [
     "MIN_QUOTE_WORDS",
@@ -76,7 +77,9 @@ __all__ = [
     "SUPPORT_MIN",
     "W_COVERAGE",
     "CitationVerifier",
+    "DocumentVocabulary",
     "EmbedFn",
+    "Joiner",
     "Quantity",
     "SupportResult",
     "clean_quote",

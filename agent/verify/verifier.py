@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 from agent.local.text import content_terms, coverage, term_set
 from agent.types import Answer, CitationRef, Draft, DraftSentence, Outcome, QuoteRef, Source
 from agent.verify.form import form_check
+from agent.verify.joining import DocumentVocabulary, document_of, line_break_joiner
 from agent.verify.quotes import clean_quote, eligibility, find_quote, neutralise_markers, normalise
 from agent.verify.relevance import RELEVANCE_MIN, relevance
 from agent.verify.supported import SUPPORT_MIN, EmbedFn, support
-from knowledge.text.hyphens import Vocabulary, join_line_breaks, line_broken
-
-# A document's whole vocabulary by its id (knowledge.vocabulary.document_vocabulary); None when
-# it cannot be read.
-DocumentVocabulary = Callable[[int], Vocabulary | None]
+from knowledge.text.hyphens import line_broken
 
 # Outcomes whose framing sentences (what was searched, which paper is meant) state no fact.
 _UNCITED_OK = (Outcome.REFUSAL, Outcome.CLARIFY)
@@ -39,48 +34,23 @@ def _asks_whole_papers(question: str) -> bool:
     return clarification(" ".join(question.split())) == "whole_document"
 
 
-def line_break_joiner(sources: Sequence[Source], document_vocabulary: DocumentVocabulary | None = None
-                      ) -> Callable[[str, Sequence[int]], str]:
-    """`join(text, chunk_ids)`: `text` with the words a line break cut in the stored text
-    ("Chat- GPT", "regres- sion") written whole, as the documents of `chunk_ids` (then all
-    `sources`) write them (knowledge.text.join_line_breaks). A document's evidence is its whole
-    text when `document_vocabulary` reads it, else its retrieved chunks: a name the cited chunk
-    only writes cut ("Chat- GPT") is usually written whole elsewhere in the paper. Each
-    vocabulary is built once, when a text first needs it."""
-    by_document: dict[object, list[str]] = {}
-    document_of: dict[int, object] = {}
-    for source in sources:
-        key = source.document_id if source.document_id is not None else source.document_title
-        by_document.setdefault(key, []).append(source.text)
-        document_of[source.chunk_id] = key
-    vocabularies: dict[object, Vocabulary] = {}
-
-    def vocabulary(key: object) -> Vocabulary:
-        if key not in vocabularies:
-            whole = document_vocabulary(key) if document_vocabulary is not None and isinstance(key, int) else None
-            vocabularies[key] = whole if whole is not None else Vocabulary.of(
-                by_document.get(key, []) if key is not None else [s.text for s in sources])
-        return vocabularies[key]
-
-    def join(text: str, chunk_ids: Sequence[int]) -> str:
-        if not line_broken(text):
-            return text
-        documents = dict.fromkeys(document_of[c] for c in chunk_ids if c in document_of)
-        return join_line_breaks(text, [*(vocabulary(d) for d in documents), vocabulary(None)])
-
-    return join
-
-
 def _joined(sentences: list[DraftSentence], citations: list[CitationRef], sources: list[Source],
             document_vocabulary: DocumentVocabulary | None = None) -> tuple[list[DraftSentence], list[CitationRef]]:
-    """The answer as a reader sees it: words a line break cut written whole, each sentence and
-    quote by its cited documents first (`line_break_joiner`). Done after every check, so each
-    citation was verified against the stored text; `quote_start` stays an offset into it, and
-    the quote locator (quote_span) finds the joined quote there, for the highlight and the API."""
+    """The answer as a reader sees it: words a line break cut in the stored text ("Chat- GPT",
+    "regres- sion") written whole, as the cited document (then the other retrieved chunks)
+    writes them (agent.verify.joining.line_break_joiner: the cited document's whole text when
+    `document_vocabulary` reads it). Done after every check, so each citation was verified
+    against the stored text; `quote_start` stays an offset into it, and the quote locator
+    (quote_span) finds the joined quote there, for the highlight and the API."""
     if not any(line_broken(t) for s in sentences for t in (s.text, s.quote)) and not any(
             line_broken(c.quote) for c in citations):
         return sentences, citations
-    join = line_break_joiner(sources, document_vocabulary)
+    document = {source.chunk_id: document_of(source) for source in sources}
+    joiner = line_break_joiner(sources, document_vocabulary)
+
+    def join(text: str, chunk_ids: list[int]) -> str:
+        return joiner(text, [document[c] for c in chunk_ids if c in document])
+
     chunk_of = {c.marker: c.chunk_id for c in citations}
     citations = [c.model_copy(update={"quote": join(c.quote, [c.chunk_id])}) for c in citations]
     out = []
