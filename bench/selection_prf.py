@@ -41,7 +41,7 @@ from pathlib import Path
 
 import _devbench_common as common
 import numpy as np
-from calibrate_selection import choose_features, choose_l2
+from calibrate_selection import choose_features, choose_l2, fit
 from selection_maxsim import alone, loo
 
 
@@ -131,12 +131,6 @@ def columns(x, quotes, chunks, groups, qids, k: int, m: int, rare: int) -> dict[
         docs = [Counter(content_terms_all(info[c].text)) for c in top]
         rm = _relevance_model(need, docs)
         exp = _expansion(rm, need_set, m)
-        # The best candidates by the shipped weights, each weighted by its softmax share.
-        order = idx[np.argsort(-(x[idx] @ shipped), kind="stable")][:k]
-        z = x[order] @ shipped
-        share = list(np.exp(z - z.max()) / np.exp(z - z.max()).sum())
-        exp_s = _expansion(_relevance_model(need, [Counter(content_terms_all(sents[i])) for i in order],
-                                            weights=share), need_set, m)
         # Local context analysis over the top chunks' sentences.
         units = [term_set(s) for c in top for s in split_sentences(info[c].text)]
         n_units = max(len(units), 1)
@@ -166,10 +160,10 @@ def columns(x, quotes, chunks, groups, qids, k: int, m: int, rare: int) -> dict[
         exp_v = _expansion(rm, need_set, m, allowed=rare_of(doc_id)) if doc_id else {}
         for i in idx:
             out["rm_chunks"][i] = _covered(exp, sent_terms[i])
-            out["rm_sentences"][i] = _covered(exp_s, sent_terms[i])
             out["lca"][i] = _covered(exp_l, sent_terms[i])
             out["abstract"][i] = _covered(exp_a, sent_terms[i])
             out["vocabulary"][i] = _covered(exp_v, sent_terms[i])
+    out["rm_sentences"] = ranked_feedback(x, quotes, groups, shipped, k, m)
     return out
 
 
@@ -178,6 +172,49 @@ def content_terms_all(text: str) -> list[str]:
     from agent.local.text import STOPWORDS, stem, words
 
     return [stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+
+
+def ranked_feedback(x, quotes, groups, weights, k: int, m: int) -> np.ndarray:
+    """rm_sentences under the given selection weights: each fact's k best candidates by them,
+    weighted by their softmax share, expanded by RM1, each candidate's covered share."""
+    from agent.local.text import content_terms, term_set
+
+    col = np.zeros(len(quotes))
+    for g in dict.fromkeys(groups):
+        idx = np.flatnonzero(groups == g)
+        need = content_terms(str(quotes[idx[0]]).split(" || ", 1)[0])
+        order = idx[np.argsort(-(x[idx] @ weights), kind="stable")][:k]
+        z = x[order] @ weights
+        share = list(np.exp(z - z.max()) / np.exp(z - z.max()).sum())
+        texts = [Counter(content_terms_all(str(quotes[i]).split(" || ", 1)[1])) for i in order]
+        expansion = _expansion(_relevance_model(need, texts, weights=share), set(need), m)
+        for i in idx:
+            col[i] = _covered(expansion, term_set(str(quotes[i]).split(" || ", 1)[1]))
+    return col
+
+
+def fold_feedback(x, y, groups, qids, quotes, ranker: list[int], ranker_l2: float, model: list[int], l2: float,
+                  k: int, m: int) -> tuple[int, float]:
+    """Leave-one-question-out top-1 and MRR of `model` + rm_sentences, the column rebuilt in
+    each fold from a ranking (`ranker` at `ranker_l2`) fitted without the left-out question:
+    the shipped weights the plain column is built from were fitted on some of these rows."""
+    hits = total = 0
+    reciprocal = 0.0
+    for qid in sorted(set(qids)):
+        test = qids == qid
+        train = ~test
+        w_rank = np.asarray(fit(x[train], y[train], groups[train], ranker, ranker_l2)[0])
+        xx = np.hstack([x, ranked_feedback(x, quotes, groups, w_rank, k, m)[:, None]])
+        cols = [*model, x.shape[1]]
+        w = np.asarray(fit(xx[train], y[train], groups[train], cols, l2)[0])
+        for g in np.unique(groups[test]):
+            idx = np.flatnonzero(groups == g)
+            if y[idx].any():
+                total += 1
+                order = idx[np.argsort(-(xx[idx] @ w), kind="stable")]
+                hits += y[order[0]] > 0
+                reciprocal += 1.0 / (1 + int(np.flatnonzero(y[order] > 0)[0]))
+    return int(hits), round(reciprocal / max(total, 1), 4)
 
 
 def main() -> None:
@@ -189,6 +226,9 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=10, help="expansion terms per need")
     parser.add_argument("--rare", type=int, default=5, help="vocabulary: most times the paper writes a term")
     parser.add_argument("--choose", action="store_true", help="also offer each column to the forward choice")
+    parser.add_argument("--fold", default="",
+                        help="comma-separated features (and ':L2') of a model to score with rm_sentences "
+                             "rebuilt inside each fold from the forward choice's ranking")
     args = parser.parse_args()
     common.django_setup(Path(args.var))
     from agent.local import selection
@@ -232,6 +272,13 @@ def main() -> None:
             report[f"forward choice offered {k}"] = {"features": names_k, "l2": l2_k, "loo": trace[str(l2_k)]}
             print(k, json.dumps(report[f"forward choice offered {k}"]), file=sys.stderr, flush=True)
     report["forward choice without"] = {"features": chosen, "l2": l2}
+    if args.fold:
+        names_f, _, pen = args.fold.partition(":")
+        model = [FEATURES.index(n) for n in names_f.split(",")]
+        pen = float(pen or 0.1)
+        report[f"rm_sentences rebuilt in each fold, {args.fold}"] = {
+            "with": fold_feedback(x, y, groups, qids, quotes, base, l2, model, pen, args.k, args.m),
+            "without": loo(x, y, groups, qids, model, pen)}
     print(json.dumps(report, indent=1))
 
 

@@ -59,3 +59,18 @@ def test_given_weights_replace_the_query_likelihood(prf):
     model = prf._relevance_model(["gamma"], docs, weights=[1.0, 0.0])
     assert model["alpha"] == 1.0 and model.get("beta", 0.0) == 0.0
     assert prf._covered({}, {"alpha"}) == 0.0
+
+
+def test_ranked_feedback_expands_from_the_best_candidates_by_the_weights(prf):
+    import numpy as np
+
+    need = "Which regularisation does the Quillfeather tagger use?"
+    quotes = np.array([f"{need} || {s}" for s in (
+        "Regularisation of the Quillfeather tagger relies on dropout everywhere.",
+        "We apply dropout after each layer.",
+        "The harbour is quiet at night.",
+    )])
+    x = np.array([[1.0], [0.0], [0.0]])
+    groups = np.array(["Q1/0"] * 3)
+    col = prf.ranked_feedback(x, quotes, groups, np.array([5.0]), 1, 5)
+    assert col[1] > 0.0 and col[2] == 0.0
