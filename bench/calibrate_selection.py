@@ -122,7 +122,7 @@ class Retrievers:
 
 def _rows(questions, cfg, params, retriever_for, embed):
     """Every candidate sentence of every fact of the answerable questions, with all its
-    features and its label (and "fact || sentence", and the sentence before it); and per set
+    features and its label (and "fact || sentence", the sentence before it and its chunk id); and per set
     how many gold spans the loop's sources hold."""
     from agent import benchmark as bm
     from agent.configs import build_roles
@@ -130,7 +130,7 @@ def _rows(questions, cfg, params, retriever_for, embed):
     from agent.local.candidates import candidates, plan_facts
     from agent.loop import AgentLoop
 
-    qids, fidx, xs, ys, quotes, before = [], [], [], [], [], []
+    qids, fidx, xs, ys, quotes, before, chunks = [], [], [], [], [], [], []
     recall: Counter = Counter()
     # Every candidate the gates let through, whatever the current model thinks of it.
     every = LocalAuditor(embed, params=replace(params, answer_partial_min=0.0))
@@ -146,14 +146,15 @@ def _rows(questions, cfg, params, retriever_for, embed):
         facts = plan_facts(q["question"], result.plan)
         previous = {c.quote: c.previous for c in candidates(facts, result.plan.premise, result.sources)}
         for f, ranked in enumerate(every.rank_sentences(q["question"], result.plan, result.sources)):
-            for quote, _, _, x in ranked:
+            for quote, chunk_id, _, x in ranked:
                 quotes.append(f"{facts[f]} || {quote}")
+                chunks.append(chunk_id)
                 before.append(previous.get(quote, ""))
                 qids.append(f"{q['set']}:{q['question_id']}")
                 fidx.append(f)
                 xs.append(x)
                 ys.append(holds_span(quote, spans))
-    return qids, fidx, xs, ys, dict(recall), quotes, before
+    return qids, fidx, xs, ys, dict(recall), quotes, before, chunks
 
 
 def scifact_rows(embed, limit: int = 0):
@@ -344,7 +345,7 @@ def main() -> None:
             np.array(rows[3], dtype=float), rows[4]
         quotes = np.array(rows[5])
         np.savez(cache, qids=qids, fidx=fidx, x=x, y=y, recall=np.array(recall, dtype=object), quotes=quotes,
-                 previous=np.array(rows[6]))
+                 previous=np.array(rows[6]), chunks=np.array(rows[7]))
     if args.scifact >= 0:
         extra = Path(args.var) / f"selection_rows_scifact_{args.scifact}.npz"
         if not extra.exists() or args.refresh:
