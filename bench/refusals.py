@@ -37,7 +37,8 @@ import _devbench_common as common
 SETS = {"qasper": "qasper_style_questions.jsonl", "in_domain": "in_domain_questions.jsonl"}
 # The blind sets' answerable and out-of-scope questions, in the form of the others. bench/blind
 # has no split: all of it is held out (--split test). blind3 joined in stop 28.
-BLIND = {"blind2": "blind2/questions.jsonl", "blind3": "blind3/questions.jsonl", "blind": "blind/questions.jsonl"}
+BLIND = {"blind2": "blind2/questions.jsonl", "blind3": "blind3/questions.jsonl", "blind": "blind/questions.jsonl",
+         "blind4": "blind4/questions.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:

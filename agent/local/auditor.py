@@ -361,6 +361,16 @@ class LocalAuditor:
                 and answer_confirms(plan.premise, asked_noun(facts[0]), best[0],
                                     doc_terms[doc_key(sources[best[0].source_index])])):
             premise = premise.model_copy(update={"confirmed": True, "reason": "the answering sentence states it"})
+        # The same for a question of several needs, each answered: one of the answering
+        # sentences states the premise with its need's asked noun filled ("How many tasks and
+        # datasets does the leaderboard cover?" / "... evaluates models across 8 tasks,
+        # covering 58 datasets").
+        if (len(facts) > 1 and plan.premise and not premise.contradicted and not premise.confirmed
+                and p.answer_confirms_premise and all(a.label == SupportLabel.SUPPORTED for a in audits)
+                and any(b is not None and answer_confirms(plan.premise, asked_noun(f), b,
+                                                          doc_terms[doc_key(sources[b.source_index])])
+                        for f, b in zip(facts, best))):
+            premise = premise.model_copy(update={"confirmed": True, "reason": "an answering sentence states it"})
         if plan.premise and not premise.contradicted and not premise.confirmed:
             missing.append(f"{PREMISE_PREFIX}{plan.premise}")
         # A one-need question whose premise nothing confirms may still be answered (PARTIAL,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from agent.local.candidates import Candidate, doc_key, without_citations
+from agent.local.candidates import Candidate, doc_key, gate_anchors, without_citations
 from agent.local.contradiction import (
     alias,
     contradiction_cue,
@@ -500,7 +500,8 @@ def answer_confirms(premise: str, asked: str, cand: Candidate, document_terms: s
     wanted = numbers(spell_digits(premise))
     if wanted and not wanted <= numbers(spell_digits(f"{cand.quote} {cand.context}")):
         return False
-    names = {a for a in anchor_terms(premise) if not any(c.isdigit() for c in a)} - set(noun)
+    # Cited authors ("the Gao et al. survey") name the paper, not something its sentence says.
+    names = {a for a in gate_anchors(premise) if not any(c.isdigit() for c in a)} - set(noun)
     held = around | document_terms
     near = anchor_terms(f"{cand.quote} {cand.context}")
     if not all(n in held or any(alias(n, h) for h in near) for n in names):
