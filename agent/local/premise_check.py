@@ -26,6 +26,7 @@ from agent.local.contradiction import (
     contradiction_cue,
     number_substitution,
     spell_digits,
+    substituted_numbers,
     value_substitution,
 )
 from agent.local.contradiction.negation import affirmed_stems, denied_clause, negated_stems
@@ -122,6 +123,9 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
     loose_anchors = [*anchors, subject] if subject and subject not in anchors else anchors
     relevant = []
     loose = []
+    # (relevance, numbers) of each relevant sentence that disagrees in nothing: one that gives
+    # the premise's own values voids another's "other number" (_numbers_stated).
+    stated: list[tuple[float, set[str]]] = []
     # A name with a version ("Llama 3.1", "GPT-4") names that version only: a document about
     # "Llama 2" says nothing of it, so it is about the premise only when it holds the version too.
     versions = _versioned_names(premise)
@@ -188,6 +192,8 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
                           if number_substitution(premise, r, ranks=True)), None)
             if bound is not None and find_quote(bound[1], source.text) >= 0:
                 cue, quote = "number", bound[1]
+        if not cue and wanted_numbers and p_false < p.premise_false_min:
+            stated.append((relevance, _numbers_of(cand.quote)))
         if trace is not None:
             trace.append({"premise": premise, "quote": cand.quote, "relevance": round(relevance, 3),
                           "support": round(sc.support, 3), "cue": cue, "p_false": round(float(p_false), 3),
@@ -253,6 +259,8 @@ def check_premise(premise: str, pvec: np.ndarray | None, cands: list[Candidate],
     # the disagreement. (An on-topic sentence that merely shares some terms, such as one
     # that lists the alternatives, confirms nothing.)
     if best is not None and best_confirming >= best[0]:
+        best = None
+    if best is not None and best[3] == "number" and _numbers_stated(premise, best, stated):
         best = None
     # A premise no sentence asserts, with a sentence that states its relation with another
     # name where the premise has one ("Lumen reranks with T5" against "How does Lumen use
@@ -438,6 +446,15 @@ def _weighted_share(terms: list[str], cand: Candidate, idf: dict[str, float]) ->
     around = term_set(cand.context)
     held = sum(idf.get(t, 0.0) * (1.0 if t in cand.terms else 0.5 if t in around else 0.0) for t in terms)
     return held / total
+
+
+def _numbers_stated(premise: str, best: tuple, stated: list[tuple[float, set[str]]]) -> bool:
+    """Whether a sentence at least as relevant as the one giving another number (best) gives
+    the very values it replaces, and disagrees in nothing: the premise's "models capped at
+    1,024 tokens" is stated by "a maximum length of 1,024 tokens", and "the index is refreshed
+    every 4 tokens" counts another quantity of tokens, not a correction."""
+    replaced = substituted_numbers(premise, best[2])
+    return bool(replaced) and any(relevance >= best[0] and replaced <= held for relevance, held in stated)
 
 
 def _numbers_of(text: str) -> set[str]:

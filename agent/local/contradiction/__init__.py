@@ -50,10 +50,11 @@ from agent.local.contradiction.opposites import (
     reversed_comparison,
     reversed_ranking,
 )
-from agent.local.contradiction.quantities import number_substitution, spell_digits
+from agent.local.contradiction.quantities import number_substitution, spell_digits, substituted_numbers
 from agent.local.contradiction.slots import siblings, slot_filler, term_substitution, value_substitution
 from agent.local.contradiction.terms import (
     content,
+    different_words,
     glossed_stems,
     kind_of,
     name_stems,
@@ -65,7 +66,7 @@ __all__ = [
     "acronym_of", "alias", "alternatives", "antonym_in_slot", "chooses_rejected", "contradiction_cue", "direction",
     "direction_clash", "moved_position", "negated_stems", "number_substitution", "rankings", "reversed_comparison",
     "reversed_ranking", "siblings",
-    "slot_filler", "spell_digits", "term_substitution", "value_substitution",
+    "slot_filler", "spell_digits", "substituted_numbers", "term_substitution", "value_substitution",
 ]
 
 
@@ -116,6 +117,8 @@ def contradiction_cue(claim: str, sentence: str, *, sibling_map: dict[str, set[s
     # against "the language model"), which count as one term, the acronym.
     hit = (asserted & sent_negated) | {t for t in asserted if kind_of(t) in sent_negated}
     hit -= claim_negated
+    # The same stem as another word: "human annotators" are not denied by "without human annotations".
+    hit -= different_words(claim, sentence)
     units = len(hit)
     for n in sent_negated - asserted:
         spelled = (spelled_by(n, claim) & asserted) - claim_negated

@@ -74,23 +74,35 @@ def _is_year(value: str) -> bool:
     return bool(re.fullmatch(r"(?:19|20)\d\d", value))
 
 
+# A comma between a digit and a group of exactly three digits: a thousands separator.
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
 # A rank written as one word ("top-5", "top-two"): the number is the rank's, as in "top 5".
 _RANK = re.compile(r"\b(top|bottom)-(?=\d)", re.IGNORECASE)
 
 
 def number_substitution(claim: str, sentence: str, *, ranks: bool = False) -> bool:
+    """Whether the sentence replaces a number of the claim (substituted_numbers)."""
+    return bool(substituted_numbers(claim, sentence, ranks=ranks))
+
+
+def substituted_numbers(claim: str, sentence: str, *, ranks: bool = False) -> set[str]:
     """The claim gives a number the sentence lacks, and the sentence puts another number
     next to the same word ("8 heads" against "16 heads"; "28.4 BLEU" against "41.0 BLEU";
     "four experts" against "two experts"). With `ranks`, a rank written as one word is a
     number too ("the top-5 lists" against "the top-2 lists"): the premise check reads it so
     for a sentence read with a symbol's value (contradiction.symbols), whose paper the
-    premise names; elsewhere "top-16" in another paper's sentence would clash with any top N."""
-    claim, sentence = spell_digits(claim), spell_digits(sentence)
+    premise names; elsewhere "top-16" in another paper's sentence would clash with any top N.
+    substituted_numbers: the claim's values the sentence replaces so ({"8"} above)."""
+    # A thousands separator joins one number ("1,024 tokens"), which words() would read as two.
+    claim, sentence = _THOUSANDS.sub("", spell_digits(claim)), _THOUSANDS.sub("", spell_digits(sentence))
     if ranks:
         claim, sentence = _RANK.sub(r"\1 ", claim), _RANK.sub(r"\1 ", sentence)
     claim_nums = _number_neighbours(claim)
+    out: set[str] = set()
     if not claim_nums:
-        return False
+        return out
     sent_nums = _number_neighbours(sentence)
     claim_units, sent_units = _units(claim), _units(sentence)
     present = numbers(sentence)
@@ -112,5 +124,6 @@ def number_substitution(claim: str, sentence: str, *, ranks: bool = False) -> bo
             # ("the 2022 World Cup" is not contradicted by "13 goals at World Cups").
             if (other != value and same_slot and ("%" in other) == ("%" in value)
                     and _is_year(other) == _is_year(value)):
-                return True
-    return False
+                out.add(value)
+                break
+    return out

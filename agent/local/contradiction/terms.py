@@ -83,3 +83,35 @@ def spelled_by(acronym: str, text: str) -> set[str]:
         if "".join(w[0] for w in ws[i:i + n]) == acronym:
             return {stem(w) for w in ws[i:i + n]}
     return set()
+
+
+# An agent noun the stemmer cuts to its verb's stem ("annotators" -> "annot", "tokenizer" ->
+# "token"): the doer or the tool, not the deed ("annotations", "tokenization"). "order",
+# "number" or "filter" keep their ending under the stemmer and are no agent nouns.
+_AGENT_ENDING = re.compile(r"[a-z](?:or|er)s?$")
+
+
+def _agent_noun(word: str) -> bool:
+    if not _AGENT_ENDING.search(word):
+        return False
+    s = stem(word)
+    return len(s) < len(word.rstrip("s")) - 1 and not s.endswith(("or", "er"))
+
+
+def different_words(claim: str, sentence: str) -> set[str]:
+    """Stems the two texts share only as different words: one writes the stem only as an
+    agent noun ("the human annotators agree"), the other never does ("without human
+    annotations"). The stem matches, but the people who annotate are not their annotations,
+    so a denial of the one says nothing of the other."""
+    def forms(text: str) -> tuple[set[str], set[str]]:
+        agents: set[str] = set()
+        others: set[str] = set()
+        for w in words(text):
+            if w not in STOPWORDS and w not in NEGATIONS:
+                (agents if _agent_noun(w) else others).add(stem(w))
+        return agents, others
+
+    claim_agents, claim_others = forms(claim)
+    sent_agents, sent_others = forms(sentence)
+    return ((claim_agents - claim_others) & (sent_others - sent_agents)) | (
+        (sent_agents - sent_others) & (claim_others - claim_agents))
