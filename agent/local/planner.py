@@ -537,6 +537,24 @@ def _names(text: str) -> list[str]:
 RESOLVE_NEEDS = True
 
 
+_QUESTION_WORD = re.compile(r"\b(?:what|how|which|who|whom|whose|when|where|why|whether)\b", re.IGNORECASE)
+
+
+def _stated(clause: str) -> bool:
+    """A clause that states and asks nothing: no question word anywhere ("In X, how many
+    ...", "X uses which model"), no request or yes/no question at its head, no question mark."""
+    return not _is_question(clause) and not _QUESTION_WORD.search(clause) and not _REQUEST.match(clause.rstrip("."))
+
+
+# A sentence about the asker ("I retrained X and ...", "My runs show ..."): what they did is
+# neither a need nor a premise about a paper (a paper cannot confirm it).
+_ASKER = re.compile(r"^(?:I|I'm|I've|I'd|My)\b")
+
+
+def _about_asker(sentence: str) -> bool:
+    return bool(_ASKER.match(sentence.strip())) and not _is_question(sentence)
+
+
 def _needs(asks: list[str], statements: list[str]) -> list[str]:
     """Each asking clause of the question as a need of its own (at most three): a clause that
     comes after the first carries what the question said before it. Its lead-in ("In X, ...")
@@ -546,6 +564,12 @@ def _needs(asks: list[str], statements: list[str]) -> list[str]:
     said = " ".join(statements)
     for ask in asks:
         clauses = [_clean(c) for c in _NEED_SPLIT.split(ask) if _clean(c)]
+        # "X saw the same thing; what was its explanation?": a clause that states, before the
+        # clause that asks, is context for it (what the question said before), not a need;
+        # it situates the question as a statement before it does.
+        told = bool(statements)
+        while len(clauses) > 1 and _stated(clauses[0]):
+            said, told = _clean(f"{said} {clauses.pop(0)}"), True
         lead = _LEAD_IN.match(clauses[0]) if clauses else None
         for n, clause in enumerate(clauses):
             # "..., and which in the Y paper?" asks the first clause's question of another place,
@@ -561,7 +585,7 @@ def _needs(asks: list[str], statements: list[str]) -> list[str]:
             for part in _coordinated(clause):
                 # The question a statement introduces is situated by it too ("X wants Y. Why not Z?").
                 needs.append(part if not said or elided else _carry(part, said, lead.group("lead") if lead and n else "",
-                                                          situate=bool(n) or bool(statements)))
+                                                          situate=bool(n) or told))
             said = _clean(f"{said} {clause}")
     return list(dict.fromkeys(needs))[:3]
 
@@ -823,6 +847,10 @@ class RulePlanner:
     def _plan(self, question: str) -> Plan:
         q = _clean(question)
         sentences = _whole_sentences([s for s in _SENTENCES.split(q) if s])
+        # The asker's own story is left out; the rest of the question is what is asked of the papers.
+        told = [s for s in sentences if not _about_asker(s)]
+        if told and len(told) < len(sentences):
+            sentences, q = told, " ".join(told)
         asks = [s for s in sentences if _is_question(s)] or [q]
         statements = [s for s in sentences if not _is_question(s)]
         premises = _premises(sentences)
