@@ -18,7 +18,6 @@ from agent import prompts
 from agent.types import Source
 from agent.verify import DocumentVocabulary, line_break_joiner
 from agent.verify.joining import document_of
-from knowledge.text import line_broken
 
 # Where the answer being written goes (the run's preview), for the current run only: a
 # context variable, so a run executed in this thread never writes into another's.
@@ -100,8 +99,7 @@ def answer_preview(done: Sequence[str] = (), sources: Sequence[Source] = ()) -> 
             # preview never shows the stored "regres- si" ("bag-of-" is no break: shown).
             pending = _PENDING_FIRST_PART if raw.endswith(("- ", "-\\n")) else _PENDING_BREAK
             text = pending.sub("", text).rstrip()
-        if line_broken(text):
-            text = join(text, documents)
+        text = join(text, documents)  # unchanged when no line break cut a word
         if text != last[0]:
             last[0] = text
             sink(text)

@@ -439,7 +439,7 @@ def _existential(noun: str, aux: str, body: str) -> str:
     subject = " ".join(words[:have])
     if have and aux.lower() not in _BE and "," not in subject and not re.search(rf"\b{_WH}\b", subject, re.I):
         verb = _HAVE_AFTER_DO.get(aux.lower()) or f"{aux.lower()} {words[have].lower()}"
-        return _clean(f"{' '.join(words[:have])} {verb} some {noun} {' '.join(words[have + 1:])}")
+        return _clean(f"{subject} {verb} some {noun} {' '.join(words[have + 1:])}")
     if aux.lower() in _BE:
         m = _EQUATIVE.match(body)
         if m:
